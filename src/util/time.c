@@ -1,0 +1,117 @@
+/* DOS/exFAT timestamps <-> sf_time_ms, by proleptic Gregorian arithmetic (no libc time
+ * functions: the core is freestanding and time zones are the caller's business). */
+#include "streamfat/sf.h"  /* vol.h (via time.h) needs sf_ssize_t from sf.h */
+#include "util/time.h"
+
+#define MS_PER_DAY 86400000LL
+#define DAYS_1970_TO_1980 3652LL            /* 1970-01-01 .. 1980-01-01 */
+
+/* Days from 1970-01-01 to y-m-d. Counts from March so that the leap day ends a year. */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);                      /* 0..399 */
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1; /* 0..365 */
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* 0..146096 */
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static unsigned days_in_month(int64_t y, unsigned m)
+{
+    static const uint8_t dm[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return 29;
+    return dm[m - 1];
+}
+
+uint32_t sf_time_to_dos(sf_time_ms t, int utc_offset_min, uint8_t *ms10)
+{
+    const int64_t first = DAYS_1970_TO_1980 * MS_PER_DAY;
+    const int64_t last = (days_from_civil(2108, 1, 1) * MS_PER_DAY) - 1000; /* 2107-12-31 23:59:59 */
+    int64_t local;
+
+    /* Far-out inputs are clamped before the offset is added, so nothing overflows. */
+    if (t < first - 2 * MS_PER_DAY)
+        local = first - 1;
+    else if (t > last + 2 * MS_PER_DAY)
+        local = last;
+    else
+        local = t + (int64_t)utc_offset_min * 60000;
+    if (local < first) {
+        if (ms10)
+            *ms10 = 0;
+        return (uint32_t)1 << 21 | (uint32_t)1 << 16;  /* 1980-01-01 00:00:00 */
+    }
+    if (local > last + 999)
+        local = last;
+
+    int64_t days = local / MS_PER_DAY;
+    uint32_t msday = (uint32_t)(local % MS_PER_DAY);
+    int64_t y;
+    unsigned m, d;
+    civil_from_days(days, &y, &m, &d);
+    uint32_t sec = msday / 1000, ms = msday % 1000;
+    uint32_t hh = sec / 3600, mm = sec / 60 % 60, ss = sec % 60;
+    if (ms10)
+        *ms10 = (uint8_t)((ss & 1) * 100 + ms / 10);
+    return (uint32_t)(y - 1980) << 25 | (uint32_t)m << 21 | (uint32_t)d << 16 |
+           hh << 11 | mm << 5 | ss >> 1;
+}
+
+sf_time_ms sf_time_from_dos(uint32_t dos, uint8_t ms10, int utc_offset_min)
+{
+    int64_t y = 1980 + (dos >> 25);
+    unsigned m = dos >> 21 & 0xF, d = dos >> 16 & 0x1F;
+    unsigned hh = dos >> 11 & 0x1F, mm = dos >> 5 & 0x3F, s2 = dos & 0x1F;
+
+    if (m < 1)
+        m = 1;
+    if (m > 12)
+        m = 12;
+    if (d < 1)
+        d = 1;
+    if (d > days_in_month(y, m))
+        d = days_in_month(y, m);
+    if (hh > 23)
+        hh = 23;
+    if (mm > 59)
+        mm = 59;
+    if (s2 > 29)
+        s2 = 29;
+    if (ms10 > 199)
+        ms10 = 199;
+    int64_t ms = days_from_civil(y, m, d) * MS_PER_DAY +
+                 ((int64_t)hh * 3600 + mm * 60 + s2 * 2) * 1000 + (int64_t)ms10 * 10;
+    return ms - (int64_t)utc_offset_min * 60000;
+}
+
+uint8_t sf_exfat_utc_field(int utc_offset_min)
+{
+    if (utc_offset_min < -720 || utc_offset_min > 840 || utc_offset_min % 15)
+        return 0;                          /* not representable: mark the field invalid */
+    return (uint8_t)(0x80 | ((utc_offset_min / 15) & 0x7F));
+}
+
+int sf_exfat_utc_minutes(uint8_t field, int fallback)
+{
+    if (!(field & 0x80))
+        return fallback;
+    int v = field & 0x7F;
+    if (v & 0x40)
+        v -= 128;
+    return v * 15;
+}
