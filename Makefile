@@ -1,0 +1,74 @@
+# Thin wrapper around CMake (the build itself is in CMakeLists.txt).
+#
+#   make            build/: libstreamfat.a, streamfat (CLI), tests and helpers (-O2)
+#   make asan       build-asan/: the same with AddressSanitizer + UBSan (-O1 -g)
+#   make check      install missing tools (scripts/deps.sh), build build-asan/, run ctest
+#                   there (unit tests, script tests, ARM core build); CTEST_ARGS=... passes
+#                   options to ctest, e.g. CTEST_ARGS='-R unit_' or CTEST_ARGS='-L script'
+#   make arm        build-arm/libstreamfat-core.a for Cortex-M4 and its size
+#   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
+#                   fsck.exfat -n on the image it made
+#   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
+#   make bench      bench/run.sh if it exists
+#   make clean      remove the build directories
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+ARM_BUILD  ?= build-arm
+PREFIX     ?= /usr/local
+DEMO_DIR   ?= $(BUILD)/demo
+JOBS       ?= 2
+CMAKE      ?= cmake
+CTEST      ?= ctest
+CTEST_ARGS ?=
+
+.PHONY: all build asan check deps arm demo install bench clean
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: $(BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(ASAN_BUILD) -DSF_SANITIZE=ON
+
+asan: $(ASAN_BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+
+deps:
+	bash scripts/deps.sh
+
+check: deps
+	$(MAKE) asan
+	$(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure $(CTEST_ARGS)
+
+$(ARM_BUILD)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(ARM_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/arm-none-eabi.cmake
+
+arm: $(ARM_BUILD)/CMakeCache.txt
+	$(CMAKE) --build $(ARM_BUILD) -j $(JOBS)
+	arm-none-eabi-size -t $(ARM_BUILD)/libstreamfat-core.a
+
+demo: build
+	mkdir -p $(DEMO_DIR)
+	cd $(DEMO_DIR) && $(abspath $(BUILD))/streamfat demo
+	@if command -v fsck.exfat >/dev/null 2>&1; then \
+		echo "fsck.exfat -n $(DEMO_DIR)/demo.img"; \
+		fsck.exfat -n $(DEMO_DIR)/demo.img </dev/null; \
+	else \
+		echo "fsck.exfat not installed: image not checked"; \
+	fi
+
+install:
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD)
+
+bench:
+	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "no benchmarks yet"; fi
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Install the Debian packages that the build and the tests use, if any is missing, and
+# load the kernel modules the script tests need (loop devices, FUSE). Idempotent and
+# silent when everything is there; apt is called only for missing packages.
+#
+# Not root and no password-less sudo: prints what is missing and goes on (the tests that
+# need a missing tool then skip with status 77).
+set -euo pipefail
+
+packages=(
+    cmake pkg-config gcc make
+    dosfstools exfatprogs exfat-fuse fuse3 mtools sleuthkit fio liburing-dev
+    clang libclang-rt-14-dev gcc-arm-none-eabi libnewlib-arm-none-eabi python3-can xxd
+    valgrind
+)
+
+installed() {
+    [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "deps.sh: not a Debian system; install by hand: ${packages[*]}" >&2
+    exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    installed "$p" || missing+=("$p")
+done
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        as_root=(sudo -n)
+    else
+        as_root=(none)
+    fi
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "${as_root[*]}" = none ]; then
+        echo "deps.sh: missing packages (need root to install): ${missing[*]}" >&2
+    else
+        echo "deps.sh: installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        "${as_root[@]}" apt-get update -qq </dev/null
+        "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends "${missing[@]}" </dev/null
+    fi
+fi
+
+# Best effort: the modules may be built in, or this may be a container without them.
+if [ "${as_root[*]}" != none ]; then
+    for m in loop fuse; do
+        "${as_root[@]}" modprobe -q "$m" >/dev/null 2>&1 || true
+    done
+fi
+exit 0
