@@ -60,7 +60,9 @@ if [ -n "$bad" ]; then
     echo "FAIL: the freestanding core references symbols outside the allowed set"
     echo "(memcpy/memset/memmove/memcmp and libgcc helpers). Offending symbols and users:"
     for s in $bad; do
-        users=$(arm-none-eabi-nm -A -u "$lib" | awk -v s="$s" '$NF == s { sub(/:.*/, "", $1); split($1, a, "["); print $1 }' | sort -u | tr '\n' ' ')
+        users=$(arm-none-eabi-nm -A -u "$lib" |
+                awk -v s="$s" '$NF == s { n = split($1, a, ":"); print a[n - 1] }' |
+                sort -u | tr '\n' ' ')
         echo "  $s  <- $users"
     done
     status=1
