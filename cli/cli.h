@@ -1,0 +1,85 @@
+/* Shared pieces of the streamfat command-line tool: exit statuses, error printing,
+ * option-parsing helpers, time formatting, and the subcommands' entry points.
+ *
+ * Exit status, for every subcommand:
+ *   0  success
+ *   1  runtime error (a target, path or device failed); one line on stderr naming it
+ *   2  wrong usage; "streamfat CMD: <what>" and "Try 'streamfat CMD --help'." on stderr */
+#ifndef SF_CLI_CLI_H
+#define SF_CLI_CLI_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "streamfat/sf.h"
+
+#define CLI_OK 0
+#define CLI_ERR 1
+#define CLI_USAGE 2
+
+/* Name of the running subcommand ("ls"), set by main before dispatch. */
+extern const char *cli_cmd;
+
+/* Print a usage error (two lines) and return CLI_USAGE. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "streamfat CMD: <message>" to stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Turn getopt_long's '?' or ':' into a usage error; returns CLI_USAGE. */
+int cli_bad_option(int c, char **argv);
+/* Parse a non-negative decimal integer no larger than max; 0 or -1. */
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* --partition N for commands that open an existing volume; prints a usage error and
+ * returns CLI_USAGE, or 0. */
+int cli_parse_partition(const char *s, uint32_t *out);
+
+/* Wall clock for timestamps (CLOCK_REALTIME in ms) and the local UTC offset rounded to
+ * 15 minutes, as the library's sf_vol_cfg wants them. */
+sf_time_ms cli_clock(void *ctx);
+int16_t cli_utc_offset(void);
+/* "2025-11-30T14:03:07" in local time; "2025-11-30T13:03:07.120Z" in UTC. */
+void cli_time_local(sf_time_ms t, char *buf, size_t n);
+void cli_time_utc(sf_time_ms t, char *buf, size_t n);
+const char *cli_fs_name(unsigned fs_type);
+
+/* Volume paths: join "dir" and "name" into a malloc'd "dir/name" (dir may be "" or "/"). */
+char *cli_path_join(const char *dir, const char *name);
+/* The last component of a path (no trailing slashes), into a malloc'd string. */
+char *cli_basename(const char *path);
+/* A volume path names the root directory ("", "/", "//"). */
+int cli_is_root(const char *path);
+
+int cmd_mkfs(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_put(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_mkdir(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Listing, shared by ls and demo. flags: LS_LONG, LS_RECURSIVE, LS_JSON. Prints the
+ * listing of `path` on vol to out; errors go to stderr naming `target`. 0 or CLI_ERR. */
+#define LS_LONG      0x1u
+#define LS_RECURSIVE 0x2u
+#define LS_JSON      0x4u
+struct sf_vol;
+int ls_run(struct sf_vol *vol, const char *target, const char *path, unsigned flags, FILE *out);
+
+/* mkfs, shared by mkfs and demo. */
+struct mkfs_args {
+    const char *target;
+    unsigned fs_type;        /* 0 = auto */
+    uint32_t cluster_size;   /* 0 = by size */
+    uint64_t size;           /* 0 = whole target; required when the target does not exist */
+    int have_size;
+    const char *label;
+    int partition;           /* -1 = default, else enum sf_part_scheme */
+    uint64_t align;
+    uint32_t sector_size;    /* image files only; 0 = 512 */
+    int quiet;
+};
+int mkfs_run(const struct mkfs_args *a);
+
+#endif
