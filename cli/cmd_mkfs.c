@@ -1,0 +1,289 @@
+/* streamfat mkfs: create an exFAT file system on an image file or a block device. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cli.h"
+#include "target.h"
+#include "units.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char help[] =
+"NAME\n"
+"  streamfat mkfs - create a file system\n"
+"\n"
+"SYNOPSIS\n"
+"  streamfat mkfs [-t TYPE] [-c CLUSTER] [-s SIZE] [-L LABEL]\n"
+"                 [--partition none|mbr|gpt] [--align SIZE] [--sector-size 512|4096] TARGET\n"
+"\n"
+"DESCRIPTION\n"
+"  Formats TARGET, an image file or a block device. When TARGET does not exist and -s is\n"
+"  given, a sparse image file of SIZE bytes is created. The cluster heap (and the\n"
+"  partition, if any) is aligned to the allocation unit (--align, 4 MiB by default), as the\n"
+"  SD Association formatter does. The serial number and GPT GUIDs are random.\n"
+"  Everything on TARGET (or on its first SIZE bytes) is lost.\n"
+"\n"
+"OPTIONS\n"
+"  -t, --type TYPE          exfat or auto (auto: chosen by size, currently exFAT);\n"
+"                           fat32 and fat16 are not supported yet\n"
+"  -c, --cluster-size SIZE  cluster size, a power of two (exFAT: 4K .. 32M);\n"
+"                           default: chosen by the volume size\n"
+"  -s, --size SIZE          use only the first SIZE bytes of TARGET (the rest stays unused,\n"
+"                           e.g. for over-provisioning); creates TARGET if it does not exist\n"
+"  -L, --label LABEL        volume label, up to 11 characters\n"
+"      --partition SCHEME   none (superfloppy), mbr or gpt; default: none for image files,\n"
+"                           mbr for block devices\n"
+"      --align SIZE         allocation-unit alignment (default 4M)\n"
+"      --sector-size N      sector size of a new or existing image file: 512 (default) or 4096\n"
+"  -q, --quiet              print nothing on success\n"
+"  -h, --help               show this help\n"
+"\n"
+"  Sizes take K M G T (powers of 1024) or KB MB GB TB (powers of 1000).\n"
+"\n"
+"EXAMPLES\n"
+"  streamfat mkfs -s 64M disk.img\n"
+"  streamfat mkfs -c 128K -L LOGS --partition gpt /dev/sdb\n"
+"  streamfat mkfs -s 120GB /dev/mmcblk0        # leave the rest of the card unused\n"
+"\n"
+"EXIT STATUS\n"
+"  0 formatted, 1 error (nothing usable is left behind for a new image file), 2 wrong usage.\n";
+
+static const struct option longopts[] = {
+    { "type", required_argument, NULL, 't' },
+    { "cluster-size", required_argument, NULL, 'c' },
+    { "size", required_argument, NULL, 's' },
+    { "label", required_argument, NULL, 'L' },
+    { "partition", required_argument, NULL, 'P' },
+    { "align", required_argument, NULL, 'A' },
+    { "sector-size", required_argument, NULL, 'S' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static int random_bytes(void *p, size_t n)
+{
+    uint8_t *b = p;
+
+    while (n) {
+        ssize_t r = getrandom(b, n, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static const char *scheme_name(int s)
+{
+    return s == SF_PART_GPT ? "GPT" : s == SF_PART_MBR ? "MBR" : "none";
+}
+
+int mkfs_run(const struct mkfs_args *a)
+{
+    struct sf_filebd f;
+    struct sf_mkfs_opts o;
+    struct stat st;
+    const char *why = "";
+    int created = 0, err, rc = CLI_ERR;
+    unsigned flags = 0;
+    void *buf = NULL;
+    char hs[32];
+
+    memset(&o, 0, sizeof o);
+    if (stat(a->target, &st) != 0) {
+        if (errno != ENOENT) {
+            cli_err("%s: %s", a->target, strerror(errno));
+            return CLI_ERR;
+        }
+        if (!a->have_size) {
+            cli_err("%s: no such file (give -s SIZE to create an image file)", a->target);
+            return CLI_ERR;
+        }
+        flags |= SF_FILEBD_CREATE;
+        created = 1;
+    } else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+        cli_err("%s: not a regular file or block device", a->target);
+        return CLI_ERR;
+    } else if (S_ISBLK(st.st_mode) && a->sector_size) {
+        cli_err("%s: --sector-size applies to image files only", a->target);
+        return CLI_ERR;
+    }
+    if (target_open_dev(&f, a->target, flags, a->sector_size, created ? a->size : 0))
+        return CLI_ERR;
+
+    if (a->have_size && a->size > f.bytes) {
+        cli_err("%s: size %" PRIu64 " is larger than the target (%" PRIu64 " bytes)",
+                a->target, a->size, f.bytes);
+        goto out;
+    }
+    if (a->have_size && a->size % f.bd.sector_size) {
+        cli_err("%s: size %" PRIu64 " is not a multiple of the sector size (%u)",
+                a->target, a->size, f.bd.sector_size);
+        goto out;
+    }
+
+    o.fs_type = (uint8_t)a->fs_type;
+    o.partition = (uint8_t)(a->partition >= 0 ? a->partition
+                                              : f.is_blockdev ? SF_PART_MBR : SF_PART_NONE);
+    o.cluster_size = a->cluster_size;
+    o.align = a->align;
+    o.size = a->have_size ? a->size : 0;
+    o.label = a->label;
+    o.now = cli_clock(NULL);
+    if (random_bytes(&o.serial, sizeof o.serial) || random_bytes(o.disk_guid, 16) ||
+        random_bytes(o.part_guid, 16)) {
+        cli_err("cannot get random numbers: %s", strerror(errno));
+        goto out;
+    }
+    o.buf_size = 1u << 20;
+    buf = target_alloc(&f.bd, o.buf_size);
+    o.buf = buf;
+
+    err = sf_mkfs(&f.bd, &o, &why);
+    if (!err)
+        err = sf_bdev_flush(&f.bd);
+    if (err) {
+        if (why && *why)
+            cli_err("%s: cannot format: %s (%s)", a->target, why, sf_strerror(err));
+        else
+            cli_err("%s: cannot format: %s", a->target, sf_strerror(err));
+        goto out;
+    }
+    rc = CLI_OK;
+
+out:
+    free(buf);
+    err = sf_filebd_close(&f);
+    if (err && rc == CLI_OK) {
+        cli_err("%s: close failed: %s", a->target, sf_strerror(err));
+        rc = CLI_ERR;
+    }
+    if (rc != CLI_OK && created)
+        unlink(a->target);
+    if (rc != CLI_OK || a->quiet)
+        return rc;
+
+    /* Mount what was written, read-only, both to check it and to report it. */
+    {
+        struct target t;
+        struct sf_vol_info vi;
+
+        if (target_open(&t, a->target, TARGET_RDONLY, 0))
+            return CLI_ERR;
+        err = sf_vol_info(&t.vol, &vi);
+        if (err) {
+            cli_err("%s: %s", a->target, sf_strerror(err));
+            target_close(&t);
+            return CLI_ERR;
+        }
+        printf("formatted %s\n", a->target);
+        printf("  type:          %s\n", cli_fs_name(vi.fs_type));
+        printf("  partition:     %s\n", scheme_name(o.partition));
+        printf("  size:          %" PRIu64 " bytes (%s)\n", vi.volume_size,
+               units_format_size(vi.volume_size, hs, sizeof hs));
+        printf("  sector size:   %u bytes\n", vi.sector_size);
+        printf("  cluster size:  %u bytes (%s)\n", vi.cluster_size,
+               units_format_size(vi.cluster_size, hs, sizeof hs));
+        printf("  clusters:      %u\n", vi.cluster_count);
+        printf("  label:         %s\n", vi.label[0] ? vi.label : "(none)");
+        printf("  serial:        %04X-%04X\n", vi.serial >> 16, vi.serial & 0xFFFFu);
+        return target_close(&t);
+    }
+}
+
+int cmd_mkfs(int argc, char **argv)
+{
+    struct mkfs_args a;
+    const char *why;
+    uint64_t v;
+    int c;
+
+    memset(&a, 0, sizeof a);
+    a.partition = -1;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":t:c:s:L:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (strcmp(optarg, "exfat") == 0)
+                a.fs_type = SF_FS_EXFAT;
+            else if (strcmp(optarg, "auto") == 0)
+                a.fs_type = 0;
+            else if (strcmp(optarg, "fat32") == 0)
+                a.fs_type = SF_FS_FAT32;
+            else if (strcmp(optarg, "fat16") == 0)
+                a.fs_type = SF_FS_FAT16;
+            else
+                return cli_usage("unknown file system type '%s' (exfat, fat32, fat16, auto)",
+                                 optarg);
+            break;
+        case 'c':
+            if (units_parse_size(optarg, &v, &why))
+                return cli_usage("invalid cluster size '%s': %s", optarg, why);
+            if (v == 0 || (v & (v - 1)) || v > (1ull << 31))
+                return cli_usage("cluster size '%s' is not a power of two", optarg);
+            a.cluster_size = (uint32_t)v;
+            break;
+        case 's':
+            if (units_parse_size(optarg, &a.size, &why))
+                return cli_usage("invalid size '%s': %s", optarg, why);
+            if (a.size == 0)
+                return cli_usage("size must not be 0");
+            a.have_size = 1;
+            break;
+        case 'L':
+            a.label = optarg;
+            break;
+        case 'P':
+            if (strcmp(optarg, "none") == 0)
+                a.partition = SF_PART_NONE;
+            else if (strcmp(optarg, "mbr") == 0)
+                a.partition = SF_PART_MBR;
+            else if (strcmp(optarg, "gpt") == 0)
+                a.partition = SF_PART_GPT;
+            else
+                return cli_usage("unknown partition scheme '%s' (none, mbr, gpt)", optarg);
+            break;
+        case 'A':
+            if (units_parse_size(optarg, &a.align, &why))
+                return cli_usage("invalid alignment '%s': %s", optarg, why);
+            if (a.align == 0 || (a.align & (a.align - 1)))
+                return cli_usage("alignment '%s' is not a power of two", optarg);
+            break;
+        case 'S':
+            if (strcmp(optarg, "512") == 0)
+                a.sector_size = 512;
+            else if (strcmp(optarg, "4096") == 0 || strcmp(optarg, "4K") == 0)
+                a.sector_size = 4096;
+            else
+                return cli_usage("sector size must be 512 or 4096, not '%s'", optarg);
+            break;
+        case 'q':
+            a.quiet = 1;
+            break;
+        case 'h':
+            fputs(help, stdout);
+            return CLI_OK;
+        default:
+            return cli_bad_option(c, argv);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage("missing TARGET");
+    if (optind + 1 < argc)
+        return cli_usage("unexpected argument '%s'", argv[optind + 1]);
+    a.target = argv[optind];
+    return mkfs_run(&a);
+}

@@ -1,0 +1,188 @@
+/* streamfat rm: remove files and (empty, or with -r any) directories. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cli.h"
+#include "target.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+"NAME\n"
+"  streamfat rm - remove files and directories\n"
+"\n"
+"SYNOPSIS\n"
+"  streamfat rm [-r] [--partition N] TARGET PATH...\n"
+"\n"
+"DESCRIPTION\n"
+"  Removes each PATH on the volume on TARGET: a file, or an empty directory. With -r a\n"
+"  directory is removed with everything in it. The root directory cannot be removed.\n"
+"\n"
+"OPTIONS\n"
+"  -r, -R, --recursive  remove directories and their contents\n"
+"  --partition N        use the Nth partition (from 1)\n"
+"  -h, --help           show this help\n"
+"\n"
+"EXAMPLES\n"
+"  streamfat rm disk.img logs/old.bin\n"
+"  streamfat rm -r disk.img logs\n"
+"\n"
+"EXIT STATUS\n"
+"  0 everything removed, 1 an error (processing stops at the first), 2 wrong usage.\n";
+
+static const struct option longopts[] = {
+    { "recursive", no_argument, NULL, 'r' },
+    { "partition", required_argument, NULL, 'P' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* Names in a directory, read completely before anything is removed so that removal does
+ * not disturb the iteration. */
+static int list_names(struct sf_vol *v, const char *path, char ***names, size_t *n)
+{
+    struct sf_dir d;
+    struct sf_stat *st;
+    char **vec = NULL;
+    size_t cap = 0, len = 0;
+    int err;
+
+    st = malloc(sizeof *st);
+    if (!st)
+        return SF_ENOMEM;
+    err = sf_opendir(v, &d, path);
+    if (err) {
+        free(st);
+        return err;
+    }
+    while ((err = sf_readdir(&d, st)) > 0) {
+        if (len == cap) {
+            char **nv;
+            cap = cap ? cap * 2 : 16;
+            nv = realloc(vec, cap * sizeof *vec);
+            if (!nv) {
+                err = SF_ENOMEM;
+                break;
+            }
+            vec = nv;
+        }
+        vec[len] = strdup(st->name);
+        if (!vec[len]) {
+            err = SF_ENOMEM;
+            break;
+        }
+        len++;
+    }
+    sf_closedir(&d);
+    free(st);
+    if (err < 0) {
+        while (len)
+            free(vec[--len]);
+        free(vec);
+        return err;
+    }
+    *names = vec;
+    *n = len;
+    return 0;
+}
+
+static int remove_tree(struct target *t, const char *path)
+{
+    struct sf_stat st;
+    char **names;
+    size_t n, i;
+    int err;
+
+    err = sf_stat(&t->vol, path, &st);
+    if (err) {
+        cli_err("%s: %s: %s", t->path, path, sf_strerror(err));
+        return CLI_ERR;
+    }
+    if (st.attr & SF_ATTR_DIR) {
+        err = list_names(&t->vol, path, &names, &n);
+        if (err) {
+            cli_err("%s: %s: %s", t->path, path, sf_strerror(err));
+            return CLI_ERR;
+        }
+        for (i = 0; i < n; i++) {
+            char *child = cli_path_join(path, names[i]);
+            int rc = remove_tree(t, child);
+            free(child);
+            if (rc) {
+                while (i < n)
+                    free(names[i++]);
+                free(names);
+                return rc;
+            }
+            free(names[i]);
+        }
+        free(names);
+        err = sf_rmdir(&t->vol, path);
+    } else {
+        err = sf_unlink(&t->vol, path);
+    }
+    if (err) {
+        cli_err("%s: %s: %s", t->path, path, sf_strerror(err));
+        return CLI_ERR;
+    }
+    return 0;
+}
+
+static int remove_one(struct target *t, const char *path, int recursive)
+{
+    struct sf_stat st;
+    int err;
+
+    if (cli_is_root(path)) {
+        cli_err("%s: refusing to remove the root directory", t->path);
+        return CLI_ERR;
+    }
+    if (recursive)
+        return remove_tree(t, path);
+    err = sf_stat(&t->vol, path, &st);
+    if (!err)
+        err = (st.attr & SF_ATTR_DIR) ? sf_rmdir(&t->vol, path) : sf_unlink(&t->vol, path);
+    if (err == SF_ENOTEMPTY) {
+        cli_err("%s: %s: directory not empty (use -r)", t->path, path);
+        return CLI_ERR;
+    }
+    if (err) {
+        cli_err("%s: %s: %s", t->path, path, sf_strerror(err));
+        return CLI_ERR;
+    }
+    return 0;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    struct target t;
+    uint32_t partition = 0;
+    int recursive = 0, c, rc = 0, i;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":rRh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'r': case 'R': recursive = 1; break;
+        case 'P':
+            if (cli_parse_partition(optarg, &partition))
+                return CLI_USAGE;
+            break;
+        case 'h': fputs(help, stdout); return CLI_OK;
+        default:  return cli_bad_option(c, argv);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage("missing TARGET");
+    if (optind + 1 >= argc)
+        return cli_usage("missing PATH");
+    if (target_open(&t, argv[optind], 0, partition))
+        return CLI_ERR;
+    for (i = optind + 1; i < argc && rc == 0; i++)
+        rc = remove_one(&t, argv[i], recursive);
+    if (target_close(&t))
+        rc = CLI_ERR;
+    return rc;
+}
