@@ -150,6 +150,7 @@ struct sf_dir {
     struct sf_chain chain;
     uint32_t cluster;            /* current cluster */
     uint32_t cluster_index;
+    uint32_t nclus;              /* clusters in the directory */
     uint32_t entry;              /* next entry index within the directory */
     int done;
 };

@@ -1,0 +1,558 @@
+/* exFAT directories: walking entries, entry sets (read, validate, build, write, delete),
+ * name rules and hashing, lookup, insertion, path resolution.
+ *
+ * Sections: walker - names - entry sets - lookup and insertion - paths.
+ *
+ * On-disk invariants kept when placing a new set (docs/DESIGN.md, "Crash consistency"):
+ * - the file entry and the stream extension share a sector, so the size, first cluster,
+ *   flags and the set checksum change together in one sector write;
+ * - a set that fits in one sector never straddles two, so creating it is one sector write;
+ * - a longer set is written last sector first: before the sector holding the file entry is
+ *   written, its secondaries stand alone and are ignored by every reader. */
+#include "fs/exfat.h"
+#include "util/time.h"
+#include "util/utf.h"
+
+/* ---- walker ---- */
+
+int dwalk_open(struct dwalk *w, struct sf_vol *v, const struct sf_chain *ch)
+{
+    int err;
+    w->v = v;
+    w->ch = *ch;
+    w->clus = ch->first;
+    w->cidx = 0;
+    if (!clus_ok(v, ch->first))
+        return SF_ECORRUPT;
+    if (ch->contiguous) {
+        uint64_t n = (ch->size + vol_cs(v) - 1) >> v->cluster_shift;
+        if ((uint64_t)(ch->first - EXFAT_FIRST_CLUSTER) + n > v->cluster_count)
+            return SF_ECORRUPT;
+        w->nclus = (uint32_t)n;
+    } else if ((err = chain_length(v, ch->first, &w->nclus))) {
+        return err;
+    }
+    if ((uint64_t)w->nclus << v->cluster_shift > EXFAT_DIR_MAX_BYTES)
+        return SF_ECORRUPT;
+    return 0;
+}
+
+int dwalk_locate(struct dwalk *w, uint32_t idx, uint64_t *lba, uint32_t *off)
+{
+    struct sf_vol *v = w->v;
+    uint64_t byte = (uint64_t)idx * EXDE_SIZE;
+    uint32_t ci = (uint32_t)(byte >> v->cluster_shift);
+    if (ci >= w->nclus)
+        return SF_ENOENT;
+    if (ci != w->cidx || !w->clus) {
+        uint32_t c;
+        int err = chain_seek(v, &w->ch, ci, w->clus, w->cidx, &c);
+        if (err)
+            return err;
+        w->clus = c;
+        w->cidx = ci;
+    }
+    uint32_t in = (uint32_t)(byte & (vol_cs(v) - 1));
+    *lba = clus_lba(v, w->clus) + (in >> v->sector_shift);
+    *off = in & (vol_ss(v) - 1);
+    return 0;
+}
+
+/* Type byte of entry idx. */
+static int dwalk_type(struct dwalk *w, uint32_t idx, uint8_t *type)
+{
+    uint64_t lba;
+    uint32_t off;
+    uint8_t *sec;
+    int err = dwalk_locate(w, idx, &lba, &off);
+    if (err || (err = cache_get(w->v, lba, &sec)))
+        return err;
+    *type = sec[off];
+    return 0;
+}
+
+/* ---- names ---- */
+
+int name_from_utf8(const char *s, uint32_t len, uint16_t *out, uint32_t *outlen)
+{
+    int n = sf_utf8_to_utf16(s, len, out, SF_NAME_MAX);
+    if (n < 0)
+        return n;
+    if (n == 0 || (n == 1 && out[0] == '.') || (n == 2 && out[0] == '.' && out[1] == '.'))
+        return SF_EBADNAME;
+    for (int i = 0; i < n; i++) {
+        uint16_t c = out[i];
+        if (c < 0x20 || c == '"' || c == '*' || c == '/' || c == ':' || c == '<' ||
+            c == '>' || c == '?' || c == '\\' || c == '|')
+            return SF_EBADNAME;
+    }
+    *outlen = (uint32_t)n;
+    return 0;
+}
+
+uint16_t name_hash(const struct sf_vol *v, const uint16_t *name, uint32_t len)
+{
+    uint16_t h = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        uint16_t u = vol_upcase(v, name[i]);
+        h = (uint16_t)(((h & 1) ? 0x8000 : 0) + (h >> 1) + (u & 0xFF));
+        h = (uint16_t)(((h & 1) ? 0x8000 : 0) + (h >> 1) + (u >> 8));
+    }
+    return h;
+}
+
+static int name_equal(const struct sf_vol *v, const uint16_t *a, const uint16_t *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i] && vol_upcase(v, a[i]) != vol_upcase(v, b[i]))
+            return 0;
+    return 1;
+}
+
+/* ---- entry sets ---- */
+
+static uint16_t set_checksum(const uint8_t *e, uint32_t n)
+{
+    uint16_t sum = 0;
+    for (uint32_t i = 0; i < n * EXDE_SIZE; i++) {
+        if (i == EXDE_FILE_SET_CHECKSUM || i == EXDE_FILE_SET_CHECKSUM + 1)
+            continue;
+        sum = (uint16_t)(((sum & 1) ? 0x8000 : 0) + (sum >> 1) + e[i]);
+    }
+    return sum;
+}
+
+static uint64_t loc_lba(const struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t i,
+                        uint32_t *off)
+{
+    uint32_t byte = loc->off + i * EXDE_SIZE;
+    *off = byte & (vol_ss(v) - 1);
+    return loc->lba[byte >> v->sector_shift];
+}
+
+/* Copy the set at loc into s (no validation beyond the count). */
+static int eset_load(struct sf_vol *v, const struct sf_entry_loc *loc, struct eset *s)
+{
+    if (loc->count < 3 || loc->count > 1 + EXFAT_MAX_SECONDARY)
+        return SF_EINVAL;
+    for (uint32_t i = 0; i < loc->count; i++) {
+        uint32_t off;
+        uint8_t *sec;
+        int err = cache_get(v, loc_lba(v, loc, i, &off), &sec);
+        if (err)
+            return err;
+        memcpy(s->e + i * EXDE_SIZE, sec + off, EXDE_SIZE);
+    }
+    s->n = loc->count;
+    s->loc = *loc;
+    return 0;
+}
+
+int eset_read(struct dwalk *w, uint32_t idx, struct eset *s)
+{
+    struct sf_vol *v = w->v;
+    uint64_t lba;
+    uint32_t off, n = 1;
+    uint8_t *sec;
+    int err;
+
+    memset(&s->loc, 0, sizeof s->loc);
+    for (uint32_t i = 0; i < n; i++) {
+        if ((err = dwalk_locate(w, idx + i, &lba, &off)))
+            return err == SF_ENOENT ? SF_ECORRUPT : err;   /* the set runs off the end */
+        if ((err = cache_get(v, lba, &sec)))
+            return err;
+        memcpy(s->e + i * EXDE_SIZE, sec + off, EXDE_SIZE);
+        if (i == 0) {
+            if (s->e[0] != EXDE_FILE)
+                return SF_ECORRUPT;
+            n = 1u + s->e[EXDE_FILE_SECONDARY_COUNT];
+            if (n < 3 || n > 1 + EXFAT_MAX_SECONDARY)
+                return SF_ECORRUPT;
+            s->loc.off = (uint16_t)off;
+        }
+        s->loc.lba[(s->loc.off + i * EXDE_SIZE) >> v->sector_shift] = lba;
+    }
+    s->n = n;
+    s->idx = idx;
+    s->loc.count = (uint8_t)n;
+    const uint8_t *st = s->e + EXDE_SIZE;
+    if (st[0] != EXDE_STREAM)
+        return SF_ECORRUPT;
+    uint32_t name_len = st[EXDE_STREAM_NAME_LEN];
+    uint32_t name_entries = (name_len + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
+    if (name_len == 0 || 2 + name_entries > n)
+        return SF_ECORRUPT;
+    for (uint32_t i = 2; i < n; i++) {
+        uint8_t t = s->e[i * EXDE_SIZE];
+        if (i < 2 + name_entries ? t != EXDE_NAME : !(t & EXDE_INUSE) || !(t & EXDE_TYPE_SECONDARY))
+            return SF_ECORRUPT;
+    }
+    if (set_checksum(s->e, n) != ld_le16(s->e + EXDE_FILE_SET_CHECKSUM))
+        return SF_ECORRUPT;
+    return 0;
+}
+
+static sf_time_ms decode_time(const struct sf_vol *v, const uint8_t *fe, int ts, int ms10, int utc)
+{
+    int off = sf_exfat_utc_minutes(fe[utc], v->cfg.utc_offset_min);
+    return sf_time_from_dos(ld_le32(fe + ts), ms10 >= 0 ? fe[ms10] : 0, off);
+}
+
+int eset_decode(const struct sf_vol *v, const struct eset *s, struct dentry *d)
+{
+    const uint8_t *fe = s->e, *st = s->e + EXDE_SIZE;
+    d->name_len = st[EXDE_STREAM_NAME_LEN];
+    for (uint32_t i = 0; i < d->name_len; i++) {
+        uint32_t ent = 2 + i / EXFAT_NAME_PER_ENTRY, k = i % EXFAT_NAME_PER_ENTRY;
+        d->name[i] = ld_le16(s->e + ent * EXDE_SIZE + EXDE_NAME_CHARS + 2 * k);
+    }
+    d->attr = ld_le16(fe + EXDE_FILE_ATTR);
+    d->data_length = ld_le64(st + EXDE_DATA_LENGTH);
+    d->valid_length = ld_le64(st + EXDE_STREAM_VALID_LEN);
+    d->ch.first = ld_le32(st + EXDE_FIRST_CLUSTER);
+    d->ch.contiguous = (st[EXDE_STREAM_FLAGS] & EXDE_FLAG_NO_FAT_CHAIN) != 0;
+    d->ch.size = ((d->data_length + vol_cs(v) - 1) >> v->cluster_shift) << v->cluster_shift;
+    d->ctime = decode_time(v, fe, EXDE_FILE_CTIME, EXDE_FILE_CTIME_10MS, EXDE_FILE_CTIME_UTC);
+    d->mtime = decode_time(v, fe, EXDE_FILE_MTIME, EXDE_FILE_MTIME_10MS, EXDE_FILE_MTIME_UTC);
+    d->atime = decode_time(v, fe, EXDE_FILE_ATIME, -1, EXDE_FILE_ATIME_UTC);
+    if (d->valid_length > d->data_length)
+        return SF_ECORRUPT;
+    if (!(st[EXDE_STREAM_FLAGS] & EXDE_FLAG_ALLOC_POSSIBLE) && (d->data_length || d->ch.first))
+        return SF_ECORRUPT;
+    if (d->data_length) {
+        uint64_t n = d->ch.size >> v->cluster_shift;
+        if (!clus_ok(v, d->ch.first))
+            return SF_ECORRUPT;
+        if (d->ch.contiguous && (uint64_t)(d->ch.first - EXFAT_FIRST_CLUSTER) + n > v->cluster_count)
+            return SF_ECORRUPT;
+        if (n > v->cluster_count)
+            return SF_ECORRUPT;
+    } else if (d->ch.first && !clus_ok(v, d->ch.first)) {
+        return SF_ECORRUPT;
+    }
+    if ((d->attr & SF_ATTR_DIR) && d->data_length == 0)
+        return SF_ECORRUPT;      /* a directory always has at least one cluster */
+    return 0;
+}
+
+static void put_time(const struct sf_vol *v, uint8_t *fe, int ts, int ms10, int utc, sf_time_ms t)
+{
+    uint8_t m10;
+    st_le32(fe + ts, sf_time_to_dos(t, v->cfg.utc_offset_min, &m10));
+    if (ms10 >= 0)
+        fe[ms10] = m10;
+    fe[utc] = sf_exfat_utc_field(v->cfg.utc_offset_min);
+}
+
+static void set_stream(const struct sf_vol *v, uint8_t *st, const struct sf_chain *ch,
+                       uint64_t data_length, uint64_t valid_length)
+{
+    (void)v;
+    uint8_t flags = EXDE_FLAG_ALLOC_POSSIBLE;
+    uint32_t first = data_length ? ch->first : 0;
+    if (first && ch->contiguous)
+        flags |= EXDE_FLAG_NO_FAT_CHAIN;
+    st[EXDE_STREAM_FLAGS] = flags;
+    st_le64(st + EXDE_STREAM_VALID_LEN, valid_length);
+    st_le32(st + EXDE_FIRST_CLUSTER, first);
+    st_le64(st + EXDE_DATA_LENGTH, data_length);
+}
+
+void eset_build(const struct sf_vol *v, struct eset *s, const uint16_t *name, uint32_t len,
+                uint32_t attr, const struct sf_chain *ch, uint64_t data_length,
+                uint64_t valid_length, sf_time_ms now)
+{
+    uint32_t name_entries = (len + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
+    uint8_t *fe = s->e, *st = s->e + EXDE_SIZE;
+    s->n = 2 + name_entries;
+    memset(s->e, 0, s->n * EXDE_SIZE);
+    fe[EXDE_TYPE] = EXDE_FILE;
+    fe[EXDE_FILE_SECONDARY_COUNT] = (uint8_t)(s->n - 1);
+    st_le16(fe + EXDE_FILE_ATTR, (uint16_t)attr);
+    put_time(v, fe, EXDE_FILE_CTIME, EXDE_FILE_CTIME_10MS, EXDE_FILE_CTIME_UTC, now);
+    put_time(v, fe, EXDE_FILE_MTIME, EXDE_FILE_MTIME_10MS, EXDE_FILE_MTIME_UTC, now);
+    put_time(v, fe, EXDE_FILE_ATIME, -1, EXDE_FILE_ATIME_UTC, now);
+    st[EXDE_TYPE] = EXDE_STREAM;
+    st[EXDE_STREAM_NAME_LEN] = (uint8_t)len;
+    st_le16(st + EXDE_STREAM_NAME_HASH, name_hash(v, name, len));
+    set_stream(v, st, ch, data_length, valid_length);
+    for (uint32_t i = 0; i < name_entries; i++) {
+        uint8_t *ne = s->e + (2 + i) * EXDE_SIZE;
+        ne[EXDE_TYPE] = EXDE_NAME;
+        for (uint32_t k = 0; k < EXFAT_NAME_PER_ENTRY && i * EXFAT_NAME_PER_ENTRY + k < len; k++)
+            st_le16(ne + EXDE_NAME_CHARS + 2 * k, name[i * EXFAT_NAME_PER_ENTRY + k]);
+    }
+}
+
+/* Write the sectors of the set that differ from the medium, last sector first. */
+static int eset_store(struct sf_vol *v, const struct eset *s)
+{
+    uint32_t last = (s->loc.off + (s->n - 1) * EXDE_SIZE) >> v->sector_shift;
+    for (int k = (int)last; k >= 0; k--) {
+        uint8_t *sec;
+        int err, changed = 0;
+        if ((err = cache_get(v, s->loc.lba[k], &sec)))
+            return err;
+        for (uint32_t i = 0; i < s->n; i++) {
+            uint32_t byte = s->loc.off + i * EXDE_SIZE;
+            if ((byte >> v->sector_shift) != (uint32_t)k)
+                continue;
+            uint8_t *dst = sec + (byte & (vol_ss(v) - 1));
+            if (memcmp(dst, s->e + i * EXDE_SIZE, EXDE_SIZE)) {
+                memcpy(dst, s->e + i * EXDE_SIZE, EXDE_SIZE);
+                changed = 1;
+            }
+        }
+        if (changed && (err = cache_put(v, s->loc.lba[k])))
+            return err;
+    }
+    return 0;
+}
+
+int eset_write(struct sf_vol *v, struct eset *s)
+{
+    st_le16(s->e + EXDE_FILE_SET_CHECKSUM, set_checksum(s->e, s->n));
+    return eset_store(v, s);
+}
+
+int eset_update(struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t attr,
+                const struct sf_chain *ch, uint64_t data_length, uint64_t valid_length,
+                sf_time_ms mtime, int touch_mtime)
+{
+    struct eset s;
+    int err = eset_load(v, loc, &s);
+    if (err)
+        return err;
+    if (s.e[0] != EXDE_FILE || s.e[EXDE_SIZE] != EXDE_STREAM)
+        return SF_ECORRUPT;   /* the set moved under us: a programming error or corruption */
+    if (attr != UINT32_MAX)
+        st_le16(s.e + EXDE_FILE_ATTR, (uint16_t)attr);
+    if (touch_mtime) {
+        put_time(v, s.e, EXDE_FILE_MTIME, EXDE_FILE_MTIME_10MS, EXDE_FILE_MTIME_UTC, mtime);
+        put_time(v, s.e, EXDE_FILE_ATIME, -1, EXDE_FILE_ATIME_UTC, mtime);
+    }
+    set_stream(v, s.e + EXDE_SIZE, ch, data_length, valid_length);
+    return eset_write(v, &s);
+}
+
+int eset_delete(struct sf_vol *v, const struct sf_entry_loc *loc)
+{
+    uint32_t last = (loc->off + (loc->count - 1u) * EXDE_SIZE) >> v->sector_shift;
+    for (uint32_t k = 0; k <= last; k++) {       /* the file entry's sector first */
+        uint8_t *sec;
+        int err = cache_get(v, loc->lba[k], &sec);
+        if (err)
+            return err;
+        for (uint32_t i = 0; i < loc->count; i++) {
+            uint32_t byte = loc->off + i * EXDE_SIZE;
+            if ((byte >> v->sector_shift) == k)
+                sec[byte & (vol_ss(v) - 1)] &= (uint8_t)~EXDE_INUSE;
+        }
+        if ((err = cache_put(v, loc->lba[k])))
+            return err;
+    }
+    return 0;
+}
+
+/* ---- lookup and insertion ---- */
+
+int dir_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,
+               uint32_t len, struct eset *s, struct dentry *d)
+{
+    struct dwalk w;
+    uint16_t hash = name_hash(v, name, len);
+    int err = dwalk_open(&w, v, dir);
+    if (err)
+        return err;
+    for (uint32_t idx = 0; idx < dwalk_entries(&w);) {
+        uint8_t type;
+        if ((err = dwalk_type(&w, idx, &type)))
+            return err;
+        if (type == EXDE_END)
+            break;
+        if (type != EXDE_FILE) {
+            idx++;
+            continue;
+        }
+        err = eset_read(&w, idx, s);
+        if (err == SF_ECORRUPT) {      /* a damaged set is skipped, as if absent */
+            idx++;
+            continue;
+        }
+        if (err)
+            return err;
+        idx += s->n;
+        const uint8_t *st = s->e + EXDE_SIZE;
+        if (st[EXDE_STREAM_NAME_LEN] != len || ld_le16(st + EXDE_STREAM_NAME_HASH) != hash)
+            continue;
+        if ((err = eset_decode(v, s, d)) == SF_ECORRUPT)
+            continue;
+        if (err)
+            return err;
+        if (name_equal(v, d->name, name, len))
+            return 0;
+    }
+    return SF_ENOENT;
+}
+
+/* May a set of n entries start at index idx? */
+static int slot_ok(const struct sf_vol *v, uint32_t idx, uint32_t n)
+{
+    uint32_t eps = vol_ss(v) / EXDE_SIZE, in = idx % eps;
+    if (in == eps - 1)
+        return 0;                  /* file and stream entries must share a sector */
+    if (n <= eps && in + n > eps)
+        return 0;                  /* a set that fits in a sector stays in one */
+    return 1;
+}
+
+/* Zero a new directory cluster around the cache (it is not metadata yet). */
+int dir_zero_cluster(struct sf_vol *v, uint32_t c)
+{
+    uint64_t lba = clus_lba(v, c);
+    uint32_t n = 1u << v->spc_shift;
+    uint8_t *z = cache_scratch(v);
+    memset(z, 0, vol_ss(v));
+    cache_forget(v, lba, n);
+    for (uint32_t i = 0; i < n; i++) {
+        int err = sf_bdev_write(v->bd, lba + i, z, 1);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+/* Add one zeroed cluster to a directory; records the new size in its entry set. */
+static int dir_grow(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+                    uint32_t nclus)
+{
+    uint32_t last;
+    int err;
+    if ((uint64_t)(nclus + 1) << v->cluster_shift > EXFAT_DIR_MAX_BYTES)
+        return SF_ENOSPC;
+    if ((err = chain_seek(v, dir, nclus - 1, 0, 0, &last)))
+        return err;
+    struct sf_chain grown = *dir;
+    grown.size = (uint64_t)nclus << v->cluster_shift;
+    if ((err = chain_grow(v, &grown, nclus, &last, 1)) || (err = dir_zero_cluster(v, last)))
+        return err;
+    if (dir_loc && dir_loc->count) {
+        uint64_t len = grown.size;
+        if ((err = eset_update(v, dir_loc, UINT32_MAX, &grown, len, len, 0, 0)))
+            return err;
+    }
+    *dir = grown;
+    return 0;
+}
+
+int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+               struct eset *s)
+{
+    struct dwalk w;
+    int err;
+    for (;;) {
+        if ((err = dwalk_open(&w, v, dir)))
+            return err;
+        uint32_t total = dwalk_entries(&w), cand = UINT32_MAX, found = UINT32_MAX;
+        int at_end = 0;
+        for (uint32_t idx = 0; idx < total; idx++) {
+            uint8_t type = EXDE_END;
+            if (!at_end && (err = dwalk_type(&w, idx, &type)))
+                return err;
+            if (type == EXDE_END)
+                at_end = 1;
+            if (type & EXDE_INUSE) {
+                cand = UINT32_MAX;
+                continue;
+            }
+            if (cand == UINT32_MAX && slot_ok(v, idx, s->n))
+                cand = idx;
+            if (cand != UINT32_MAX && idx - cand + 1 == s->n) {
+                found = cand;
+                break;
+            }
+        }
+        if (found != UINT32_MAX) {
+            memset(&s->loc, 0, sizeof s->loc);
+            for (uint32_t i = 0; i < s->n; i++) {
+                uint64_t lba;
+                uint32_t off;
+                if ((err = dwalk_locate(&w, found + i, &lba, &off)))
+                    return err;
+                if (i == 0)
+                    s->loc.off = (uint16_t)off;
+                s->loc.lba[(s->loc.off + i * EXDE_SIZE) >> v->sector_shift] = lba;
+            }
+            s->loc.count = (uint8_t)s->n;
+            s->idx = found;
+            return eset_write(v, s);
+        }
+        if ((err = dir_grow(v, dir, dir_loc, w.nclus)))
+            return err;
+    }
+}
+
+int dir_is_empty(struct sf_vol *v, const struct sf_chain *dir)
+{
+    struct dwalk w;
+    int err = dwalk_open(&w, v, dir);
+    if (err)
+        return err;
+    for (uint32_t idx = 0; idx < dwalk_entries(&w); idx++) {
+        uint8_t type;
+        if ((err = dwalk_type(&w, idx, &type)))
+            return err;
+        if (type == EXDE_END)
+            break;
+        if (type == EXDE_FILE)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- paths ---- */
+
+int path_resolve(struct sf_vol *v, const char *path, uint32_t avoid_first, struct pathres *r)
+{
+    const char *p = path;
+    int err;
+    r->avoid_first = avoid_first;
+    memset(&r->parent_loc, 0, sizeof r->parent_loc);
+    r->parent.first = v->root_cluster;
+    r->parent.contiguous = 0;
+    r->parent.size = 0;
+    r->name_len = 0;
+    r->found = 0;
+    for (;;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            return 0;
+        const char *end = p;
+        while (*end && *end != '/')
+            end++;
+        const char *rest = end;
+        while (*rest == '/')
+            rest++;
+        if (r->name_len) {             /* descend into the previous component */
+            if (!r->found)
+                return SF_ENOENT;
+            if (!(r->d.attr & SF_ATTR_DIR))
+                return SF_ENOTDIR;
+            if (r->avoid_first && r->d.ch.first == r->avoid_first)
+                return SF_EINVAL;     /* a directory would move into itself */
+            r->parent = r->d.ch;
+            r->parent_loc = r->set.loc;
+        }
+        if ((err = name_from_utf8(p, (uint32_t)(end - p), r->name, &r->name_len)))
+            return err;
+        err = dir_lookup(v, &r->parent, r->name, r->name_len, &r->set, &r->d);
+        if (err && err != SF_ENOENT)
+            return err;
+        r->found = !err;
+        if (!*rest)
+            return 0;
+        p = end;
+    }
+}

@@ -1,0 +1,419 @@
+/* exFAT files: open, read, write, seek, truncate, sync, close.
+ *
+ * Sizes: DataLength is the file size and the clusters allocated cover exactly
+ * ceil(DataLength / cluster size) clusters; ValidDataLength is how much of that was written.
+ * Reads past ValidDataLength return zeros without touching the medium; a write that starts
+ * past it first writes zeros over the gap, because ValidDataLength is a single watermark.
+ *
+ * Write order (docs/DESIGN.md): clusters are marked allocated when a write needs them, the
+ * data is written, and the directory entry (size, first cluster, NoFatChain) is rewritten
+ * only by sf_sync / sf_close / sf_truncate, after a device flush. A cut before that leaves the
+ * old size over valid data and, at worst, leaked clusters. Shrinking updates the entry
+ * before it frees clusters. */
+#include "fs/exfat.h"
+
+static int file_writable(const struct sf_file *f)
+{
+    return (f->flags & SF_O_ACCMODE) != SF_O_RDONLY;
+}
+
+static uint32_t file_clusters(const struct sf_file *f)
+{
+    return (uint32_t)(f->chain.size >> f->vol->cluster_shift);
+}
+
+static struct sf_file *find_open(struct sf_vol *v, const struct sf_entry_loc *loc)
+{
+    for (struct sf_file *o = v->open_files; o; o = o->next_open)
+        if (o->loc.lba[0] == loc->lba[0] && o->loc.off == loc->off)
+            return o;
+    return NULL;
+}
+
+int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flags)
+{
+    struct pathres r;
+    int err, writable = (flags & SF_O_ACCMODE) != SF_O_RDONLY || (flags & (SF_O_CREAT | SF_O_TRUNC));
+
+    memset(f, 0, sizeof *f);
+    if (!v || v->fs_type == SF_FS_NONE || !path)
+        return SF_EINVAL;
+    if ((flags & SF_O_ACCMODE) == SF_O_ACCMODE)
+        return SF_EINVAL;
+    if (writable && v->rdonly)
+        return SF_EROFS;
+    if ((err = path_resolve(v, path, 0, &r)))
+        return err;
+    if (!r.name_len)
+        return SF_EISDIR;
+    if (r.found) {
+        if ((flags & SF_O_CREAT) && (flags & SF_O_EXCL))
+            return SF_EEXIST;
+        if (r.d.attr & SF_ATTR_DIR)
+            return SF_EISDIR;
+        struct sf_file *o = find_open(v, &r.set.loc);
+        if (o && (writable || file_writable(o)))
+            return SF_EBUSY;
+        if (writable && (r.d.attr & SF_ATTR_RDONLY))
+            return SF_EPERM;
+        f->loc = r.set.loc;
+        f->chain = r.d.ch;
+        f->data_length = r.d.data_length;
+        f->valid_length = r.d.valid_length;
+        f->attr = r.d.attr;
+        f->ctime = r.d.ctime;
+        f->mtime = r.d.mtime;
+    } else {
+        if (!(flags & SF_O_CREAT))
+            return SF_ENOENT;
+        struct sf_chain none = { 0, 0, 0 };
+        sf_time_ms now = vol_now(v);
+        if ((err = vol_begin_write(v)))
+            return err;
+        eset_build(v, &r.set, r.name, r.name_len, SF_ATTR_ARCH, &none, 0, 0, now);
+        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set);
+        if (err) {
+            vol_end_write(v);
+            return err;
+        }
+        f->loc = r.set.loc;
+        f->attr = SF_ATTR_ARCH;
+        f->ctime = f->mtime = now;
+    }
+    f->vol = v;
+    f->flags = flags;
+    f->size = f->data_length;
+    f->parent_first = r.parent.first;
+    if (writable) {
+        if ((err = vol_begin_write(v)))
+            return err;
+        v->writers++;
+    }
+    f->next_open = v->open_files;
+    v->open_files = f;
+    if ((flags & SF_O_TRUNC) && f->size && (err = sf_truncate(f, 0))) {
+        sf_close(f);
+        return err;
+    }
+    return 0;
+}
+
+/* Where byte `pos` of the file lies, and how many bytes from there (up to max) are
+ * physically contiguous and allocated. */
+static int file_map(struct sf_file *f, uint64_t pos, uint64_t max, uint64_t *lba, uint64_t *run)
+{
+    struct sf_vol *v = f->vol;
+    uint32_t ci = (uint32_t)(pos >> v->cluster_shift), c;
+    uint32_t in = (uint32_t)(pos & (vol_cs(v) - 1));
+    int err = chain_seek(v, &f->chain, ci, f->cur_cluster, f->cur_index, &c);
+    if (err)
+        return err;
+    f->cur_cluster = c;
+    f->cur_index = ci;
+    *lba = clus_lba(v, c) + (in >> v->sector_shift);
+    uint64_t n = vol_cs(v) - in;
+    if (f->chain.contiguous) {
+        n = f->chain.size - pos;
+    } else {
+        uint32_t cur = c;
+        while (n < max) {
+            uint32_t next;
+            if ((err = chain_next(v, &f->chain, cur, &next)))
+                return err;
+            if (next != cur + 1)
+                break;
+            cur = next;
+            n += vol_cs(v);
+        }
+    }
+    *run = n < max ? n : max;
+    return 0;
+}
+
+static int buf_aligned(const struct sf_vol *v, const void *p)
+{
+    uint32_t a = v->bd->mem_align;
+    return a <= 1 || ((uintptr_t)p & (a - 1)) == 0;
+}
+
+sf_ssize_t sf_read(struct sf_file *f, void *buf, size_t n)
+{
+    struct sf_vol *v = f->vol;
+    uint8_t *out = buf;
+    uint64_t done = 0;
+    int err;
+
+    if (!v || (f->flags & SF_O_ACCMODE) == SF_O_WRONLY)
+        return SF_EBADF;
+    if (f->failed)
+        return f->failed;
+    if (f->pos >= f->size)
+        return 0;
+    if (n > f->size - f->pos)
+        n = (size_t)(f->size - f->pos);
+    while (done < n) {
+        uint64_t pos = f->pos + done, want = n - done;
+        if (pos >= f->valid_length) {             /* never written: zeros */
+            memset(out + done, 0, (size_t)want);
+            done += want;
+            break;
+        }
+        if (want > f->valid_length - pos)
+            want = f->valid_length - pos;
+        uint64_t lba, run;
+        if ((err = file_map(f, pos, want, &lba, &run)))
+            return err;
+        uint32_t in = (uint32_t)(pos & (vol_ss(v) - 1));
+        if (in == 0 && run >= vol_ss(v) && buf_aligned(v, out + done)) {
+            uint64_t secs = run >> v->sector_shift;
+            if (secs > 0x10000)
+                secs = 0x10000;
+            if ((err = sf_bdev_read(v->bd, lba, out + done, (uint32_t)secs)))
+                return err;
+            done += secs << v->sector_shift;
+        } else {
+            uint8_t *s = cache_scratch(v);
+            uint64_t k = vol_ss(v) - in < run ? vol_ss(v) - in : run;
+            if ((err = sf_bdev_read(v->bd, lba, s, 1)))
+                return err;
+            memcpy(out + done, s + in, (size_t)k);
+            done += k;
+        }
+    }
+    f->pos += done;
+    return (sf_ssize_t)done;
+}
+
+/* Write `n` bytes at `pos`, from src, or zeros when src is NULL. The clusters exist. */
+static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_t n)
+{
+    struct sf_vol *v = f->vol;
+    uint32_t ss = vol_ss(v);
+    int err;
+    while (n) {
+        uint64_t lba, run;
+        if ((err = file_map(f, pos, n, &lba, &run)))
+            return err;
+        uint32_t in = (uint32_t)(pos & (ss - 1));
+        if (src && in == 0 && run >= ss && buf_aligned(v, src)) {
+            uint64_t secs = run >> v->sector_shift;
+            if (secs > 0x10000)
+                secs = 0x10000;
+            cache_forget(v, lba, secs);
+            if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)secs)))
+                return err;
+            run = secs << v->sector_shift;
+        } else {
+            uint8_t *s = cache_scratch(v);
+            if (run > ss - in)
+                run = ss - in;
+            if (in == 0 && run == ss) {
+                /* whole sector: nothing to keep */
+            } else if (pos - in >= f->valid_length) {
+                memset(s, 0, ss);           /* past the written part: reads as zeros */
+            } else if ((err = sf_bdev_read(v->bd, lba, s, 1))) {
+                return err;
+            }
+            if (src)
+                memcpy(s + in, src, (size_t)run);
+            else
+                memset(s + in, 0, (size_t)run);
+            cache_forget(v, lba, 1);
+            if ((err = sf_bdev_write(v->bd, lba, s, 1)))
+                return err;
+        }
+        pos += run;
+        n -= run;
+        if (src)
+            src += run;
+    }
+    return 0;
+}
+
+/* Make the allocation cover `size` bytes. On SF_ENOSPC the chain keeps what could be had. */
+static int file_reserve(struct sf_file *f, uint64_t size)
+{
+    struct sf_vol *v = f->vol;
+    uint64_t need = (size + vol_cs(v) - 1) >> v->cluster_shift;
+    uint32_t have = file_clusters(f);
+    int err;
+    if (need <= have)
+        return 0;
+    if (need > v->cluster_count)
+        return SF_ENOSPC;
+    if (have && !f->last_cluster &&
+        (err = chain_seek(v, &f->chain, have - 1, f->cur_cluster, f->cur_index, &f->last_cluster)))
+        return err;
+    return chain_grow(v, &f->chain, have, &f->last_cluster, (uint32_t)(need - have));
+}
+
+sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
+{
+    struct sf_vol *v = f->vol;
+    int err;
+    if (!v || !file_writable(f))
+        return SF_EBADF;
+    if (f->failed)
+        return f->failed;
+    if (f->flags & SF_O_APPEND)
+        f->pos = f->size;
+    if (n == 0)
+        return 0;
+    uint64_t end = f->pos + n;
+    if (end < f->pos)
+        return SF_EFBIG;
+    err = file_reserve(f, end);
+    if (err == SF_ENOSPC) {                  /* write what fits, report the rest later */
+        uint64_t cap = f->chain.size;
+        if (cap <= f->pos)
+            return SF_ENOSPC;
+        end = cap;
+        n = (size_t)(cap - f->pos);
+    } else if (err) {
+        return f->failed = err;
+    }
+    if (f->pos > f->valid_length) {
+        if ((err = write_at(f, f->valid_length, NULL, f->pos - f->valid_length)))
+            return f->failed = err;
+        f->valid_length = f->pos;
+    }
+    if ((err = write_at(f, f->pos, buf, n)))
+        return f->failed = err;
+    f->pos = end;
+    if (end > f->valid_length)
+        f->valid_length = end;
+    if (end > f->size)
+        f->size = f->data_length = end;
+    f->meta_dirty = 1;
+    return (sf_ssize_t)n;
+}
+
+int64_t sf_seek(struct sf_file *f, int64_t off, int whence)
+{
+    int64_t base;
+    if (!f->vol)
+        return SF_EBADF;
+    switch (whence) {
+    case SF_SEEK_SET: base = 0; break;
+    case SF_SEEK_CUR: base = (int64_t)f->pos; break;
+    case SF_SEEK_END: base = (int64_t)f->size; break;
+    default: return SF_EINVAL;
+    }
+    if ((off < 0 && base + off < 0) || (off > 0 && base > INT64_MAX - off))
+        return SF_EINVAL;
+    f->pos = (uint64_t)(base + off);
+    return (int64_t)f->pos;
+}
+
+uint64_t sf_tell(const struct sf_file *f)
+{
+    return f->pos;
+}
+
+uint64_t sf_fsize(const struct sf_file *f)
+{
+    return f->size;
+}
+
+/* Write the entry set: data first (flush), then the entry, then flush. */
+static int file_commit(struct sf_file *f)
+{
+    struct sf_vol *v = f->vol;
+    int err;
+    if ((err = sf_bdev_flush(v->bd)))
+        return err;
+    f->mtime = vol_now(v);
+    if ((err = eset_update(v, &f->loc, f->attr, &f->chain, f->size, f->valid_length,
+                           f->mtime, 1)))
+        return err;
+    if ((err = sf_bdev_flush(v->bd)))
+        return err;
+    f->meta_dirty = 0;
+    return 0;
+}
+
+int sf_truncate(struct sf_file *f, uint64_t size)
+{
+    struct sf_vol *v = f->vol;
+    int err;
+    if (!v || !file_writable(f))
+        return SF_EBADF;
+    if (f->failed)
+        return f->failed;
+    if (size == f->size)
+        return 0;
+    if (size > f->size) {
+        if ((err = file_reserve(f, size)))
+            return err;        /* an incomplete reservation is freed by close */
+        f->size = f->data_length = size;
+        f->meta_dirty = 1;
+        return 0;
+    }
+    uint32_t keep = (uint32_t)((size + vol_cs(v) - 1) >> v->cluster_shift);
+    uint32_t have = file_clusters(f);
+    f->size = f->data_length = size;
+    if (f->valid_length > size)
+        f->valid_length = size;
+    struct sf_chain after = f->chain;
+    if (keep == 0)
+        after.first = 0;
+    after.size = (uint64_t)keep << v->cluster_shift;
+    /* The entry stops referring to the tail before the tail is freed. */
+    f->mtime = vol_now(v);
+    if ((err = sf_bdev_flush(v->bd)) ||
+        (err = eset_update(v, &f->loc, f->attr, &after, size, f->valid_length, f->mtime, 1)) ||
+        (err = sf_bdev_flush(v->bd)) ||
+        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
+        return f->failed = err;
+    f->cur_cluster = 0;
+    f->cur_index = 0;
+    f->meta_dirty = 0;
+    return 0;
+}
+
+int sf_sync(struct sf_file *f)
+{
+    int err;
+    if (!f->vol)
+        return SF_EBADF;
+    if (f->failed)
+        return f->failed;
+    if (!file_writable(f) || !f->meta_dirty)
+        return 0;
+    if ((err = file_commit(f)))
+        f->failed = err;
+    return err;
+}
+
+int sf_close(struct sf_file *f)
+{
+    struct sf_vol *v = f->vol;
+    int err = 0;
+    if (!v)
+        return SF_EBADF;
+    if (file_writable(f)) {
+        /* Clusters reserved beyond the size (a failed grow) go back before the entry is
+         * final; the entry never covered them. */
+        uint32_t keep = (uint32_t)((f->size + vol_cs(v) - 1) >> v->cluster_shift);
+        if (!f->failed && keep < file_clusters(f))
+            err = chain_shrink(v, &f->chain, file_clusters(f), keep, &f->last_cluster);
+        if (!err)
+            err = sf_sync(f);
+    }
+    for (struct sf_file **p = &v->open_files; *p; p = &(*p)->next_open) {
+        if (*p == f) {
+            *p = f->next_open;
+            break;
+        }
+    }
+    if (file_writable(f)) {
+        if (f->failed || err)
+            v->info.dirty = 1;   /* leave the volume marked dirty for a checker */
+        v->writers--;
+        int e = vol_end_write(v);
+        if (!err)
+            err = e;
+    }
+    f->vol = NULL;
+    return err;
+}

@@ -1,0 +1,263 @@
+/* exFAT name operations: stat, mkdir, unlink, rmdir, rename, and directory listing.
+ *
+ * Each operation that changes the volume runs between vol_begin_write (volume-dirty flag set
+ * and flushed) and vol_end_write (flush, flag cleared when no file is open for writing).
+ * Orders that matter on a power cut:
+ * - mkdir: cluster allocated and zeroed, then the entry set written (a cut leaks a cluster);
+ * - unlink: entry set marked unused (file entry first), then clusters freed (a cut leaks);
+ * - rename: the new set is written before the old one is deleted. A cut in between leaves
+ *   two names for the same clusters, which a checker reports; the data is never lost. */
+#include "fs/exfat.h"
+#include "util/utf.h"
+
+static void fill_stat(const struct sf_vol *v, const struct dentry *d, struct sf_stat *st)
+{
+    if (sf_utf16_to_utf8(d->name, d->name_len, st->name, sizeof st->name) < 0)
+        st->name[0] = 0;
+    st->size = d->data_length;
+    st->alloc_size = d->ch.size;
+    st->attr = d->attr;
+    st->first_cluster = d->ch.first;
+    st->contiguous = d->ch.contiguous;
+    st->ctime = d->ctime;
+    st->mtime = d->mtime;
+    st->atime = d->atime;
+    /* A file open for writing is ahead of its entry on disk: show what the writer has. */
+    for (const struct sf_file *f = v->open_files; f; f = f->next_open) {
+        if (f->loc.lba[0] == d->loc_lba && f->loc.off == d->loc_off) {
+            st->size = f->size;
+            st->alloc_size = f->chain.size;
+            st->first_cluster = f->chain.first;
+            st->contiguous = f->chain.contiguous;
+        }
+    }
+}
+
+int sf_stat(struct sf_vol *v, const char *path, struct sf_stat *st)
+{
+    struct pathres r;
+    int err;
+    if (!v || v->fs_type == SF_FS_NONE || !path || !st)
+        return SF_EINVAL;
+    if ((err = path_resolve(v, path, 0, &r)))
+        return err;
+    memset(st, 0, sizeof *st);
+    if (!r.name_len) {
+        st->attr = SF_ATTR_DIR;
+        st->first_cluster = v->root_cluster;
+        return 0;
+    }
+    if (!r.found)
+        return SF_ENOENT;
+    r.d.loc_lba = r.set.loc.lba[0];
+    r.d.loc_off = r.set.loc.off;
+    fill_stat(v, &r.d, st);
+    return 0;
+}
+
+int sf_mkdir(struct sf_vol *v, const char *path)
+{
+    struct pathres r;
+    struct sf_chain ch = { 0, 0, 0 };
+    uint32_t last = 0;
+    int err;
+    if (!v || v->fs_type == SF_FS_NONE || !path)
+        return SF_EINVAL;
+    if (v->rdonly)
+        return SF_EROFS;
+    if ((err = path_resolve(v, path, 0, &r)))
+        return err;
+    if (!r.name_len || r.found)
+        return SF_EEXIST;
+    if ((err = vol_begin_write(v)))
+        return err;
+    if ((err = chain_grow(v, &ch, 0, &last, 1)) == 0 && (err = dir_zero_cluster(v, ch.first)) == 0) {
+        eset_build(v, &r.set, r.name, r.name_len, SF_ATTR_DIR, &ch, vol_cs(v), vol_cs(v),
+                   vol_now(v));
+        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set);
+    }
+    if (err && ch.first)
+        chain_free(v, &ch, 1);      /* nothing refers to it yet */
+    int e = vol_end_write(v);
+    return err ? err : e;
+}
+
+static int remove_path(struct sf_vol *v, const char *path, int want_dir)
+{
+    struct pathres r;
+    int err;
+    if (!v || v->fs_type == SF_FS_NONE || !path)
+        return SF_EINVAL;
+    if (v->rdonly)
+        return SF_EROFS;
+    if ((err = path_resolve(v, path, 0, &r)))
+        return err;
+    if (!r.name_len)
+        return SF_EPERM;            /* the root directory */
+    if (!r.found)
+        return SF_ENOENT;
+    int is_dir = (r.d.attr & SF_ATTR_DIR) != 0;
+    if (want_dir && !is_dir)
+        return SF_ENOTDIR;
+    if (is_dir && (err = dir_is_empty(v, &r.d.ch)) != 1)
+        return err < 0 ? err : SF_ENOTEMPTY;
+    for (struct sf_file *f = v->open_files; f; f = f->next_open)
+        if (f->loc.lba[0] == r.set.loc.lba[0] && f->loc.off == r.set.loc.off)
+            return SF_EBUSY;
+    if ((err = vol_begin_write(v)))
+        return err;
+    err = eset_delete(v, &r.set.loc);
+    if (!err && r.d.ch.first)
+        err = chain_free(v, &r.d.ch, (uint32_t)(r.d.ch.size >> v->cluster_shift));
+    int e = vol_end_write(v);
+    return err ? err : e;
+}
+
+int sf_unlink(struct sf_vol *v, const char *path)
+{
+    return remove_path(v, path, 0);
+}
+
+int sf_rmdir(struct sf_vol *v, const char *path)
+{
+    return remove_path(v, path, 1);
+}
+
+int sf_rename(struct sf_vol *v, const char *from, const char *to)
+{
+    struct pathres a, b;
+    int err;
+    if (!v || v->fs_type == SF_FS_NONE || !from || !to)
+        return SF_EINVAL;
+    if (v->rdonly)
+        return SF_EROFS;
+    if ((err = path_resolve(v, from, 0, &a)))
+        return err;
+    if (!a.name_len)
+        return SF_EPERM;
+    if (!a.found)
+        return SF_ENOENT;
+    int is_dir = (a.d.attr & SF_ATTR_DIR) != 0;
+    if ((err = path_resolve(v, to, is_dir ? a.d.ch.first : 0, &b)))
+        return err;
+    if (!b.name_len)
+        return SF_EEXIST;
+    int same_entry = b.found && b.set.loc.lba[0] == a.set.loc.lba[0] && b.set.loc.off == a.set.loc.off;
+    if (b.found && !same_entry)
+        return SF_EEXIST;
+    if (is_dir && b.parent.first == a.d.ch.first)
+        return SF_EINVAL;           /* into itself */
+    for (struct sf_file *f = v->open_files; f; f = f->next_open)
+        if (f->loc.lba[0] == a.set.loc.lba[0] && f->loc.off == a.set.loc.off)
+            return SF_EBUSY;
+    if ((err = vol_begin_write(v)))
+        return err;
+    /* The new set keeps the old file entry (attributes, times) and stream extension
+     * (allocation, sizes); only the names and the name hash are new. */
+    struct eset *s = &b.set;
+    eset_build(v, s, b.name, b.name_len, 0, &a.d.ch, 0, 0, 0);
+    memcpy(s->e + 4, a.set.e + 4, EXDE_SIZE - 4);                  /* file entry fields */
+    uint16_t hash = ld_le16(s->e + EXDE_SIZE + EXDE_STREAM_NAME_HASH);
+    uint8_t len = s->e[EXDE_SIZE + EXDE_STREAM_NAME_LEN];
+    memcpy(s->e + EXDE_SIZE, a.set.e + EXDE_SIZE, EXDE_SIZE);       /* stream extension */
+    s->e[EXDE_SIZE + EXDE_STREAM_NAME_LEN] = len;
+    st_le16(s->e + EXDE_SIZE + EXDE_STREAM_NAME_HASH, hash);
+    if (same_entry && s->n == a.set.n) {
+        s->loc = a.set.loc;          /* same slots: one rewrite */
+        err = eset_write(v, s);
+    } else {
+        err = dir_insert(v, &b.parent, &b.parent_loc, s);
+        if (!err) {
+            /* The old set may have moved into the sectors cached for b; reload by loc. */
+            err = eset_delete(v, &a.set.loc);
+        }
+    }
+    int e = vol_end_write(v);
+    return err ? err : e;
+}
+
+int sf_opendir(struct sf_vol *v, struct sf_dir *d, const char *path)
+{
+    struct pathres r;
+    struct dwalk w;
+    int err;
+    memset(d, 0, sizeof *d);
+    if (!v || v->fs_type == SF_FS_NONE || !path)
+        return SF_EINVAL;
+    if ((err = path_resolve(v, path, 0, &r)))
+        return err;
+    if (r.name_len) {
+        if (!r.found)
+            return SF_ENOENT;
+        if (!(r.d.attr & SF_ATTR_DIR))
+            return SF_ENOTDIR;
+        d->chain = r.d.ch;
+    } else {
+        d->chain = r.parent;          /* the root */
+    }
+    if ((err = dwalk_open(&w, v, &d->chain)))
+        return err;
+    d->nclus = w.nclus;
+    d->vol = v;
+    return 0;
+}
+
+int sf_readdir(struct sf_dir *d, struct sf_stat *st)
+{
+    struct sf_vol *v = d->vol;
+    struct dwalk w;
+    struct eset s;
+    struct dentry de;
+    int err;
+    if (!v)
+        return SF_EBADF;
+    if (d->done)
+        return 0;
+    w.v = v;
+    w.ch = d->chain;
+    w.nclus = d->nclus;
+    w.clus = d->cluster ? d->cluster : d->chain.first;
+    w.cidx = d->cluster ? d->cluster_index : 0;
+    while (d->entry < dwalk_entries(&w)) {
+        uint64_t lba;
+        uint32_t off;
+        uint8_t *sec;
+        if ((err = dwalk_locate(&w, d->entry, &lba, &off)) || (err = cache_get(v, lba, &sec)))
+            return err;
+        d->cluster = w.clus;
+        d->cluster_index = w.cidx;
+        uint8_t type = sec[off];
+        if (type == EXDE_END)
+            break;
+        if (type != EXDE_FILE) {
+            d->entry++;
+            continue;
+        }
+        err = eset_read(&w, d->entry, &s);
+        if (err == SF_ECORRUPT) {            /* damaged set: skipped, as the lookup does */
+            d->entry++;
+            continue;
+        }
+        if (err)
+            return err;
+        d->entry += s.n;
+        d->cluster = w.clus;
+        d->cluster_index = w.cidx;
+        if ((err = eset_decode(v, &s, &de)) == SF_ECORRUPT)
+            continue;
+        if (err)
+            return err;
+        de.loc_lba = s.loc.lba[0];
+        de.loc_off = s.loc.off;
+        fill_stat(v, &de, st);
+        return 1;
+    }
+    d->done = 1;
+    return 0;
+}
+
+int sf_closedir(struct sf_dir *d)
+{
+    d->vol = NULL;
+    return 0;
+}

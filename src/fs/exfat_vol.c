@@ -1,0 +1,418 @@
+/* exFAT volumes: mount (boot region validation, system entries of the root directory,
+ * up-case table), the volume-dirty flag, unmount and volume information.
+ *
+ * Mount reads the boot region, the root directory's first entries and the up-case table,
+ * nothing else: free space is found lazily from a hint (exfat_alloc.c), so mounting a
+ * multi-TB volume costs a few sector reads. */
+#include "fs/exfat.h"
+#include "fs/part.h"
+#include "util/upcase.h"
+#include "util/utf.h"
+
+#define WHY(msg) (v->why = (msg), SF_ECORRUPT)
+
+uint16_t vol_upcase(const struct sf_vol *v, uint16_t c)
+{
+    if (v->cfg.upcase_buf && !v->upcase_builtin)
+        return v->cfg.upcase_buf[c];
+    return sf_upcase_builtin(c);
+}
+
+sf_time_ms vol_now(const struct sf_vol *v)
+{
+    if (v->cfg.clock)
+        return v->cfg.clock(v->cfg.clock_ctx);
+    return 315532800000LL; /* 1980-01-01 00:00:00 UTC */
+}
+
+const char *sf_mount_error(const struct sf_vol *v)
+{
+    return v->why ? v->why : "";
+}
+
+/* exFAT boot checksum (spec 3.4): sectors 0..10, skipping VolumeFlags and PercentInUse. */
+static uint32_t boot_sum(uint32_t sum, const uint8_t *p, uint32_t n, int first)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (first && (i == EXBS_VOLUME_FLAGS || i == EXBS_VOLUME_FLAGS + 1 ||
+                      i == EXBS_PERCENT_IN_USE))
+            continue;
+        sum = ((sum & 1u) ? 0x80000000u : 0u) + (sum >> 1) + p[i];
+    }
+    return sum;
+}
+
+/* Validate the main boot sector's fields against each other and the device. */
+static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
+{
+    static const uint8_t name[8] = { 'E', 'X', 'F', 'A', 'T', ' ', ' ', ' ' };
+    if (memcmp(b + EXBS_FSNAME, name, 8) != 0)
+        return WHY("not an exFAT boot sector (FileSystemName)");
+    if (ld_le16(b + EXBS_SIGNATURE) != 0xAA55)
+        return WHY("boot sector signature is not 0xAA55");
+    for (uint32_t i = 0; i < EXBS_MBZ_LEN; i++)
+        if (b[EXBS_MBZ + i])
+            return WHY("boot sector MustBeZero field is not zero");
+    uint8_t ss = b[EXBS_SECTOR_SHIFT], spc = b[EXBS_SPC_SHIFT];
+    if (ss < 9 || ss > 12)
+        return WHY("BytesPerSectorShift out of range 9..12");
+    if (spc > 25 - ss)
+        return WHY("SectorsPerClusterShift makes clusters larger than 32 MiB");
+    if ((1u << ss) != v->cfg.bd->sector_size) {
+        v->why = ss == 12 ? "volume has 4096-byte sectors but the device 512"
+                          : "volume sector size differs from the device's";
+        return SF_EINVAL;
+    }
+    uint8_t nfats = b[EXBS_NUM_FATS];
+    if (nfats != 1 && nfats != 2)
+        return WHY("NumberOfFats is not 1 or 2");
+    if (b[EXBS_FS_REVISION + 1] != 1)
+        return WHY("FileSystemRevision major version is not 1");
+    uint64_t vol_len = ld_le64(b + EXBS_VOLUME_LENGTH);
+    uint32_t fat_off = ld_le32(b + EXBS_FAT_OFFSET);
+    uint32_t fat_len = ld_le32(b + EXBS_FAT_LENGTH);
+    uint32_t heap = ld_le32(b + EXBS_HEAP_OFFSET);
+    uint32_t count = ld_le32(b + EXBS_CLUSTER_COUNT);
+    uint32_t root = ld_le32(b + EXBS_ROOT_CLUSTER);
+    if (vol_len < (1u << 20) >> ss)
+        return WHY("VolumeLength below 1 MiB");
+    if (vol_len > v->bd->sector_count)
+        return WHY("VolumeLength runs past the end of the device");
+    if (fat_off < 24 || fat_len == 0)
+        return WHY("FatOffset/FatLength out of range");
+    if ((uint64_t)fat_off + (uint64_t)fat_len * nfats > heap)
+        return WHY("FAT overlaps the cluster heap (ClusterHeapOffset)");
+    if (count == 0 || count > EXFAT_MAX_CLUSTERS)
+        return WHY("ClusterCount out of range");
+    if (((uint64_t)count + 2) * 4 > (uint64_t)fat_len << ss)
+        return WHY("FatLength too small for ClusterCount");
+    if ((uint64_t)heap + ((uint64_t)count << spc) > vol_len)
+        return WHY("cluster heap runs past VolumeLength");
+    if (root < 2 || root - 2 >= count)
+        return WHY("FirstClusterOfRootDirectory out of range");
+    v->sector_shift = ss;
+    v->spc_shift = spc;
+    v->cluster_shift = (uint8_t)(ss + spc);
+    v->fat_offset = fat_off;
+    v->fat_length = fat_len;
+    v->heap_offset = heap;
+    v->cluster_count = count;
+    v->root_cluster = root;
+    v->vol_flags = ld_le16(b + EXBS_VOLUME_FLAGS);
+    v->info.fs_type = SF_FS_EXFAT;
+    v->info.sector_size = 1u << ss;
+    v->info.cluster_size = 1u << (ss + spc);
+    v->info.cluster_count = count;
+    v->info.volume_size = vol_len << ss;
+    v->info.heap_offset = (uint64_t)heap << ss;
+    v->info.serial = ld_le32(b + EXBS_SERIAL);
+    v->info.fs_revision = ld_le16(b + EXBS_FS_REVISION);
+    v->info.dirty = (v->vol_flags & EXFAT_VOLFLAG_DIRTY) != 0;
+    return 0;
+}
+
+/* Sectors 0..11 of the boot region: the checksum sector repeats the checksum of 0..10,
+ * extended boot sectors end in their signature. `buf` is one sector. */
+static int check_boot_region(struct sf_vol *v, uint8_t *buf)
+{
+    uint32_t ss = vol_ss(v), sum = 0;
+    int err;
+    for (uint32_t s = 0; s < EXFAT_BOOT_CHECKSUM; s++) {
+        if ((err = sf_bdev_read(v->bd, s, buf, 1)))
+            return err;
+        if (s >= EXFAT_BOOT_EXT_FIRST && s <= EXFAT_BOOT_EXT_LAST &&
+            ld_le32(buf + ss - 4) != EXFAT_EXT_SIGNATURE)
+            return WHY("extended boot sector signature missing");
+        sum = boot_sum(sum, buf, ss, s == 0);
+    }
+    if ((err = sf_bdev_read(v->bd, EXFAT_BOOT_CHECKSUM, buf, 1)))
+        return err;
+    for (uint32_t i = 0; i < ss; i += 4)
+        if (ld_le32(buf + i) != sum)
+            return WHY("boot region checksum mismatch");
+    return 0;
+}
+
+/* Read the volume's up-case table: verify its TableChecksum, decide whether it equals the
+ * built-in table, and expand it into cfg.upcase_buf when it does not and a buffer exists. */
+static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len, uint32_t want_sum)
+{
+    struct sf_chain ch = { first, 0, len };
+    uint32_t ss = vol_ss(v), sum = 0, clus = first, idx = 0, n_done = 0;
+    uint32_t pos = 0, skip = 0;
+    int pending_ffff = 0, same = 1, err;
+    uint16_t *tab = v->cfg.upcase_buf;
+
+    if (len < 2 || len > 65536u * 2 * 2 || (len & 1))
+        return WHY("up-case table DataLength out of range");
+    if (!clus_ok(v, first))
+        return WHY("up-case table FirstCluster out of range");
+    for (uint64_t off = 0; off < len; off += ss) {
+        uint32_t in_clus = (uint32_t)(off >> v->cluster_shift);
+        if (in_clus != idx) {
+            if ((err = chain_next(v, &ch, clus, &clus)))
+                return err;
+            if (!clus)
+                return WHY("up-case table chain shorter than its DataLength");
+            idx = in_clus;
+        }
+        uint64_t lba = clus_lba(v, clus) + ((off & (vol_cs(v) - 1)) >> v->sector_shift);
+        uint8_t *sec;
+        if ((err = cache_get(v, lba, &sec)))
+            return err;
+        uint32_t n = len - off < ss ? (uint32_t)(len - off) : ss;
+        sum = sf_exfat_sum32(sum, sec, n);
+        for (uint32_t i = 0; i + 1 < n; i += 2) {
+            uint16_t u = ld_le16(sec + i);
+            if (pending_ffff) {          /* a run of `u` identity mappings */
+                pending_ffff = 0;
+                skip = u;
+                while (skip-- && pos < 65536) {
+                    if (tab)
+                        tab[pos] = (uint16_t)pos;
+                    if (sf_upcase_builtin((uint16_t)pos) != pos)
+                        same = 0;
+                    pos++;
+                }
+                continue;
+            }
+            if (u == 0xFFFF) {
+                pending_ffff = 1;
+                continue;
+            }
+            if (pos < 65536) {
+                if (tab)
+                    tab[pos] = u;
+                if (sf_upcase_builtin((uint16_t)pos) != u)
+                    same = 0;
+                pos++;
+            }
+        }
+        n_done++;
+    }
+    if (sum != want_sum)
+        return WHY("up-case table checksum mismatch");
+    for (; pos < 65536; pos++) {
+        if (tab)
+            tab[pos] = (uint16_t)pos;
+        if (sf_upcase_builtin((uint16_t)pos) != pos)
+            same = 0;
+    }
+    v->upcase_builtin = (uint8_t)same;
+    (void)n_done;
+    return 0;
+}
+
+/* Scan the root directory's leading entries for the bitmap, up-case and label entries. */
+static int read_root_system_entries(struct sf_vol *v)
+{
+    struct sf_chain root = { v->root_cluster, 0, 0 };
+    struct dwalk w;
+    int err, have_bitmap = 0, have_upcase = 0;
+    uint32_t up_first = 0, up_sum = 0;
+    uint64_t up_len = 0;
+
+    if ((err = dwalk_open(&w, v, &root)))
+        return err;
+    for (uint32_t i = 0; i < dwalk_entries(&w); i++) {
+        uint64_t lba;
+        uint32_t off;
+        uint8_t *sec;
+        if ((err = dwalk_locate(&w, i, &lba, &off)) || (err = cache_get(v, lba, &sec)))
+            return err;
+        const uint8_t *e = sec + off;
+        uint8_t type = e[EXDE_TYPE];
+        if (type == EXDE_END)
+            break;
+        if (type == EXDE_BITMAP && !have_bitmap) {
+            have_bitmap = 1;
+            v->bitmap_cluster = ld_le32(e + EXDE_FIRST_CLUSTER);
+            v->bitmap_bytes = ld_le64(e + EXDE_DATA_LENGTH);
+        } else if (type == EXDE_UPCASE && !have_upcase) {
+            have_upcase = 1;
+            up_first = ld_le32(e + EXDE_FIRST_CLUSTER);
+            up_len = ld_le64(e + EXDE_DATA_LENGTH);
+            up_sum = ld_le32(e + EXDE_UPCASE_CHECKSUM);
+        } else if (type == EXDE_LABEL && !v->label_loc_valid) {
+            uint16_t u[EXFAT_LABEL_MAX];
+            uint32_t n = e[EXDE_LABEL_LEN];
+            if (n > EXFAT_LABEL_MAX)
+                return WHY("volume label longer than 11 characters");
+            for (uint32_t k = 0; k < n; k++)
+                u[k] = ld_le16(e + EXDE_LABEL_CHARS + 2 * k);
+            if (sf_utf16_to_utf8(u, n, v->info.label, sizeof v->info.label) < 0)
+                v->info.label[0] = 0;
+            v->label_loc_valid = 1;
+            v->label_loc.lba[0] = lba;
+            v->label_loc.off = (uint16_t)off;
+            v->label_loc.count = 1;
+        }
+    }
+    if (!have_bitmap)
+        return WHY("root directory has no allocation bitmap entry");
+    if (!clus_ok(v, v->bitmap_cluster))
+        return WHY("allocation bitmap FirstCluster out of range");
+    if (v->bitmap_bytes < (v->cluster_count + 7) / 8 ||
+        (v->bitmap_cluster - 2) + ((v->bitmap_bytes + vol_cs(v) - 1) >> v->cluster_shift) >
+            v->cluster_count)
+        return WHY("allocation bitmap DataLength does not fit ClusterCount");
+    if (!have_upcase)
+        return WHY("root directory has no up-case table entry");
+    return load_upcase(v, up_first, up_len, up_sum);
+}
+
+int sf_mount(struct sf_vol *v, const struct sf_vol_cfg *cfg)
+{
+    struct sf_part part;
+    uint8_t *buf;
+    int err;
+
+    memset(v, 0, sizeof *v);
+    if (!cfg || !cfg->bd || !cfg->buf)
+        return SF_EINVAL;
+    v->cfg = *cfg;
+    v->bd = cfg->bd;
+    v->rdonly = (cfg->flags & SF_VOL_RDONLY) || (cfg->bd->flags & SF_BDEV_READONLY);
+    if (cfg->bd->sector_size != 512 && cfg->bd->sector_size != 4096)
+        return SF_EINVAL;
+    if (cfg->buf_size < SF_VOL_BUF_MIN(cfg->bd->sector_size)) {
+        v->why = "metadata buffer smaller than two sectors";
+        return SF_ENOMEM;
+    }
+    buf = cfg->buf;
+    err = sf_part_find(cfg->bd, cfg->partition, buf, &part);
+    if (err == SF_ENOENT) {
+        v->why = cfg->partition ? "no such partition" : "no exFAT or FAT file system found";
+        return SF_ENOENT;
+    }
+    if (err) {
+        if (err == SF_ECORRUPT)
+            v->why = "partition table is inconsistent";
+        return err;
+    }
+    if (part.first != 0 || part.count != cfg->bd->sector_count) {
+        if ((err = sf_bdev_window_init(&v->win, cfg->bd, part.first, part.count)))
+            return err;
+        v->bd = &v->win.bd;
+    }
+    v->info.volume_offset = part.first * cfg->bd->sector_size;
+    if ((err = sf_bdev_read(v->bd, 0, buf, 1)))
+        return err;
+    if (sf_boot_sector_kind(buf, cfg->bd->sector_size) != SF_FS_EXFAT) {
+        v->why = "not an exFAT volume (FAT support comes later)";
+        return SF_ENOTSUP;
+    }
+    if ((err = check_boot_sector(v, buf)) || (err = check_boot_region(v, buf)))
+        return err;
+    v->fs_type = SF_FS_EXFAT;
+    cache_init(v, cfg->buf, cfg->buf_size);
+    v->next_free = EXFAT_FIRST_CLUSTER;
+    v->free_clusters = -1;
+    if ((err = read_root_system_entries(v)))
+        return err;
+    v->why = "";
+    return 0;
+}
+
+int vol_begin_write(struct sf_vol *v)
+{
+    uint8_t *b;
+    int err;
+    if (v->rdonly)
+        return SF_EROFS;
+    if (v->dirty_set)
+        return 0;
+    v->dirty_set = 1;
+    if (v->info.dirty)          /* already dirty on disk: leave it for a checker */
+        return 0;
+    if ((err = cache_get(v, 0, &b)))
+        return err;
+    st_le16(b + EXBS_VOLUME_FLAGS, (uint16_t)(ld_le16(b + EXBS_VOLUME_FLAGS) | EXFAT_VOLFLAG_DIRTY));
+    if ((err = cache_put(v, 0)) || (err = sf_bdev_flush(v->bd))) {
+        v->dirty_set = 0;
+        return err;
+    }
+    return 0;
+}
+
+/* Everything is on the medium: flush, then clear the dirty flag we set, then flush. */
+int vol_clean(struct sf_vol *v)
+{
+    uint8_t *b;
+    int err;
+    if (!v->dirty_set)
+        return 0;
+    if ((err = sf_bdev_flush(v->bd)))
+        return err;
+    if (!v->info.dirty) {
+        if ((err = cache_get(v, 0, &b)))
+            return err;
+        st_le16(b + EXBS_VOLUME_FLAGS,
+                (uint16_t)(ld_le16(b + EXBS_VOLUME_FLAGS) & ~EXFAT_VOLFLAG_DIRTY));
+        if ((err = cache_put(v, 0)) || (err = sf_bdev_flush(v->bd)))
+            return err;
+    }
+    v->dirty_set = 0;
+    return 0;
+}
+
+int vol_end_write(struct sf_vol *v)
+{
+    return v->writers ? 0 : vol_clean(v);
+}
+
+int sf_unmount(struct sf_vol *v)
+{
+    int err = 0, e;
+    while (v->open_files) {
+        struct sf_file *f = v->open_files;
+        e = sf_close(f);
+        if (e && !err)
+            err = e;
+        if (v->open_files == f)   /* close failed to unlink: do not loop */
+            v->open_files = f->next_open;
+    }
+    if (!v->rdonly) {
+        e = vol_clean(v);
+        if (e && !err)
+            err = e;
+    }
+    v->fs_type = SF_FS_NONE;
+    return err;
+}
+
+int sf_vol_info(struct sf_vol *v, struct sf_vol_info *info)
+{
+    if (v->fs_type == SF_FS_NONE)
+        return SF_EBADF;
+    *info = v->info;
+    return 0;
+}
+
+int64_t sf_vol_free_clusters(struct sf_vol *v)
+{
+    if (v->fs_type == SF_FS_NONE)
+        return SF_EBADF;
+    if (v->free_clusters >= 0)
+        return v->free_clusters;
+    uint32_t ss = vol_ss(v), bits_per_sec = ss * 8, used = 0;
+    uint64_t lba0 = clus_lba(v, v->bitmap_cluster);  /* the bitmap is contiguous by rule */
+    for (uint32_t c = 0; c < v->cluster_count; c += bits_per_sec) {
+        uint8_t *sec;
+        int err = cache_get(v, lba0 + c / bits_per_sec, &sec);
+        if (err)
+            return err;
+        uint32_t n = v->cluster_count - c < bits_per_sec ? v->cluster_count - c : bits_per_sec;
+        for (uint32_t i = 0; i < n / 8; i++) {
+            uint8_t x = sec[i];
+            while (x) {
+                used++;
+                x &= (uint8_t)(x - 1);
+            }
+        }
+        for (uint32_t i = n & ~7u; i < n; i++)
+            used += (sec[i / 8] >> (i % 8)) & 1u;
+    }
+    v->free_clusters = (int64_t)v->cluster_count - used;
+    return v->free_clusters;
+}
