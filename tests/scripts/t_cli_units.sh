@@ -15,7 +15,7 @@ expect() {
 refuse() {
     local kind=$1 in=$2
     sf_err 2 "__parse-$kind" "$in"
-    grep -q "$in" "$SF_LAST_ERR" || fail "message for '$in' does not quote the value"
+    grep -qF -- "'$in'" "$SF_LAST_ERR" || fail "message for '$in' does not quote the value"
 }
 
 expect size 4096 4096
