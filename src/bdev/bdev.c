@@ -102,7 +102,7 @@ int sf_bdev_submit(struct sf_bdev *bd, struct sf_bio *bio)
         return SF_EINVAL;
     if ((err = bio_check(bd, bio)) != 0)
         return err;
-    if (bd->submit)
+    if (bd->submit && bd->poll)
         return bd->submit(bd, bio);
 
     switch (bio->op) {
@@ -131,7 +131,7 @@ int sf_bdev_poll(struct sf_bdev *bd, struct sf_bio **out, unsigned max, int wait
 
     if (!bd || (!out && max))
         return SF_EINVAL;
-    if (bd->poll)
+    if (bd->submit && bd->poll)
         return bd->poll(bd, out, max, wait);
 
     /* Nothing is ever in flight here: every request completed at submit, so waiting

@@ -14,7 +14,8 @@
  * of memory there is no history, and every write counts as a jump.
  *
  * Write numbering: c.writes counts every write call made while the device is alive
- * (including ones that fail by injection); eio_after_writes and cut_after_writes compare
+ * (including ones that fail by injection, which also move the position that seq_writes
+ * and jumps compare against); eio_after_writes and cut_after_writes compare
  * against it, so resetting the counters restarts that count.
  *
  * TEAR: the PRNG (xorshift32) is seeded from f->seed at each cut, so a cut's outcome
