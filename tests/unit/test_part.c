@@ -252,6 +252,82 @@ static void test_gpt(uint32_t ss)
     free(r.mem);
 }
 
+/* sf_mkfs then sf_probe on RAM devices, including a 4096-byte-sector volume seen through
+ * a 512-byte view of the same memory (an image file opened before its sector size is known). */
+static void test_probe(uint32_t ss, uint8_t scheme)
+{
+    struct ram r, v;
+    static uint8_t work[65536];
+    uint8_t buf[4096], type = 99;
+    uint32_t got_ss = 0;
+    uint64_t bytes = 32u * 1024 * 1024;
+    struct sf_mkfs_opts o;
+    const char *why = NULL;
+
+    ram_init(&r, ss, bytes / ss);
+    CHECK_EQ(sf_probe(&r.bd, 0, buf, &type, &got_ss), 0);
+    CHECK_EQ(type, SF_FS_NONE);
+    memset(&o, 0, sizeof o);
+    o.fs_type = SF_FS_EXFAT;
+    o.partition = scheme;
+    o.label = "Día_日本";
+    o.serial = 0x12345678;
+    o.buf = work;
+    o.buf_size = sizeof work;
+    CHECK_EQ(sf_mkfs(&r.bd, &o, &why), 0);
+    CHECK_EQ(sf_probe(&r.bd, 0, buf, &type, &got_ss), 0);
+    CHECK_EQ(type, SF_FS_EXFAT);
+    CHECK_EQ(got_ss, ss);
+    if (scheme != SF_PART_NONE) {
+        CHECK_EQ(sf_probe(&r.bd, 1, buf, &type, &got_ss), 0);
+        CHECK_EQ(type, SF_FS_EXFAT);
+        CHECK_EQ(sf_probe(&r.bd, 2, buf, &type, &got_ss), 0);
+        CHECK_EQ(type, SF_FS_NONE);
+    }
+    if (ss == 4096) {
+        memset(&v, 0, sizeof v);
+        v = r;
+        v.bd.sector_size = 512;
+        v.bd.sector_count = bytes / 512;
+        type = 99;
+        CHECK_EQ(sf_probe(&v.bd, 0, buf, &type, &got_ss), 0);
+        CHECK_EQ(type, SF_FS_EXFAT);
+        CHECK_EQ(got_ss, 4096);
+    }
+    /* The boot sector as mkfs wrote it. */
+    struct sf_part p;
+    CHECK_EQ(sf_part_find(&r.bd, 0, buf, &p), 0);
+    const uint8_t *bs = r.mem + p.first * ss;
+    CHECK_EQ(ld_le64(bs + 64), p.first);                  /* PartitionOffset */
+    CHECK_EQ(ld_le64(bs + 72), p.count);                  /* VolumeLength */
+    CHECK_EQ(1u << bs[108], ss);
+    CHECK_EQ(1u << (bs[108] + bs[109]), 4096);            /* 32 MiB: 4 KiB clusters */
+    CHECK_EQ(ld_le32(bs + 100), 0x12345678);
+    CHECK(memcmp(bs, bs + 12 * ss, ss) == 0);             /* backup boot sector */
+    /* Heap on the alignment (32 MiB of space: 512 KiB) from the device's start. */
+    CHECK_EQ((p.first + ld_le32(bs + 88)) * ss % (512 * 1024), 0);
+    free(r.mem);
+
+    /* Refusals name their reason. */
+    ram_init(&r, ss, bytes / ss);
+    o.cluster_size = 3000;
+    why = NULL;
+    CHECK_EQ(sf_mkfs(&r.bd, &o, &why), SF_EINVAL);
+    CHECK(why && why[0]);
+    o.cluster_size = 0;
+    o.fs_type = SF_FS_FAT32;
+    why = NULL;
+    CHECK_EQ(sf_mkfs(&r.bd, &o, &why), SF_ENOTSUP);
+    CHECK(why && why[0]);
+    o.fs_type = SF_FS_EXFAT;
+    o.label = "twelve chars";
+    CHECK_EQ(sf_mkfs(&r.bd, &o, &why), SF_EINVAL);
+    o.label = NULL;
+    o.size = bytes * 2;
+    CHECK_EQ(sf_mkfs(&r.bd, &o, &why), SF_EINVAL);
+    free(r.mem);
+}
+
 /* Write tables into image files and let sfdisk / sgdisk read them. */
 static int run(const char *cmd, const char *want)
 {
@@ -349,6 +425,12 @@ int main(void)
     test_mbr(4096);
     test_gpt(512);
     test_gpt(4096);
+    test_probe(512, SF_PART_NONE);
+    test_probe(512, SF_PART_MBR);
+    test_probe(512, SF_PART_GPT);
+    test_probe(4096, SF_PART_NONE);
+    test_probe(4096, SF_PART_MBR);
+    test_probe(4096, SF_PART_GPT);
     test_tools();
     TEST_END();
 }
