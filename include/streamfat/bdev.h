@@ -128,7 +128,9 @@ struct sf_faultbd {
     struct sf_bdev bd;
     struct sf_bdev *lower;
     struct sf_faultbd_counters c;
-    /* Fault settings; 0 / UINT64_MAX means off. Set them directly at any time. */
+    /* Fault settings; 0 / UINT64_MAX means off. Set them directly at any time. Write numbers
+     * count c.writes (every write call while alive, failed ones included): zeroing the
+     * counters restarts that count. */
     uint64_t eio_read_lba;      /* a read covering this LBA fails (UINT64_MAX = off) */
     uint64_t eio_write_lba;     /* a write covering this LBA fails (UINT64_MAX = off) */
     uint64_t eio_after_writes;  /* the write with this 1-based number and all later fail (0 = off) */
@@ -136,6 +138,7 @@ struct sf_faultbd {
     uint8_t policy;             /* enum sf_fault_policy, at the cut */
     uint32_t seed;              /* PRNG seed for TEAR */
     int dead;                   /* 1 after the cut */
+    uint64_t next_lba;          /* LBA just past the previous write (UINT64_MAX: none yet) */
     /* Overlay of unsynced sectors: entries of (lba, sector bytes). */
     uint8_t *ovl;
     size_t ovl_cap;             /* entries that fit */

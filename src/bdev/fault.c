@@ -6,12 +6,8 @@
  * for that LBA) and reaches the medium at flush, when the overlay fills (the device
  * "flushed by itself"), or at a cut according to the policy. Reads see the overlay.
  *
- * Overlay memory layout (mem passed to sf_faultbd_init):
- *   bytes 0..7            u64 LE, LBA just past the previous write (for seq_writes/jumps;
- *                         the struct has no field for it), UINT64_MAX = none yet
- *   bytes 8..             entries of (u64 LE lba, sector_size bytes of data)
- * so the overlay holds (mem_size - 8) / (8 + sector_size) sectors. With less than 8 bytes
- * of memory there is no history, and every write counts as a jump.
+ * Overlay memory (mem passed to sf_faultbd_init): entries of (u64 LE lba, sector_size
+ * bytes of data), so it holds mem_size / (8 + sector_size) sectors.
  *
  * Write numbering: c.writes counts every write call made while the device is alive
  * (including ones that fail by injection, which also move the position that seq_writes
@@ -31,7 +27,6 @@
 #include "streamfat/bdev.h"
 #include "util/le.h"
 
-#define FAULT_HDR 8u                /* private history header in front of the entries */
 #define FAULT_TEAR_MAX 4096u        /* largest sector a torn write can be built for */
 
 static struct sf_faultbd *fault(struct sf_bdev *bd)
@@ -53,13 +48,12 @@ static uint8_t *ent(const struct sf_faultbd *f, size_t i)
 
 static uint64_t prev_end_get(const struct sf_faultbd *f)
 {
-    return f->ovl ? ld_le64(f->ovl - FAULT_HDR) : UINT64_MAX;
+    return f->next_lba;
 }
 
 static void prev_end_set(struct sf_faultbd *f, uint64_t v)
 {
-    if (f->ovl)
-        st_le64(f->ovl - FAULT_HDR, v);
+    f->next_lba = v;
 }
 
 static uint8_t *ovl_find(const struct sf_faultbd *f, uint64_t lba)
@@ -216,10 +210,10 @@ int sf_faultbd_init(struct sf_faultbd *f, struct sf_bdev *lower, void *mem, size
     f->eio_read_lba = UINT64_MAX;
     f->eio_write_lba = UINT64_MAX;
     f->policy = SF_FAULT_KEEP;
-    if (mem && mem_size >= FAULT_HDR) {
-        f->ovl = (uint8_t *)mem + FAULT_HDR;
-        f->ovl_cap = (mem_size - FAULT_HDR) / ent_size(f);
-        prev_end_set(f, UINT64_MAX);
+    f->next_lba = UINT64_MAX;
+    if (mem) {
+        f->ovl = mem;
+        f->ovl_cap = mem_size / ent_size(f);
     }
     return 0;
 }

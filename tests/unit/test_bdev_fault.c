@@ -11,7 +11,7 @@
 #define SS 512
 #define N 128
 #define ENT (8 + SS)
-#define OVL_MEM(n) (8 + (n) * ENT)   /* history header + n entries, see fault.c */
+#define OVL_MEM(n) ((n) * ENT)       /* n overlay entries */
 
 static uint8_t disk[SS * N];
 static uint8_t ovl[OVL_MEM(64)];
