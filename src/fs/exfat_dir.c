@@ -455,13 +455,13 @@ int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
         if ((err = dwalk_open(&w, v, dir)))
             return err;
         uint32_t total = dwalk_entries(&w), cand = UINT32_MAX, found = UINT32_MAX;
-        int at_end = 0;
+        uint32_t end_idx = UINT32_MAX;     /* first end-of-directory entry */
         for (uint32_t idx = 0; idx < total; idx++) {
             uint8_t type = EXDE_END;
-            if (!at_end && (err = dwalk_type(&w, idx, &type)))
+            if (end_idx == UINT32_MAX && (err = dwalk_type(&w, idx, &type)))
                 return err;
-            if (type == EXDE_END)
-                at_end = 1;
+            if (type == EXDE_END && end_idx == UINT32_MAX)
+                end_idx = idx;
             if (type & EXDE_INUSE) {
                 cand = UINT32_MAX;
                 continue;
@@ -474,6 +474,18 @@ int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
             }
         }
         if (found != UINT32_MAX) {
+            /* End-of-directory entries skipped to keep the set's sector rule become unused
+             * entries first: no entry in use may follow an end-of-directory entry. */
+            for (uint32_t i = end_idx; i < found; i++) {
+                uint64_t lba;
+                uint32_t off;
+                uint8_t *sec;
+                if ((err = dwalk_locate(&w, i, &lba, &off)) || (err = cache_get(v, lba, &sec)))
+                    return err;
+                sec[off] = EXDE_FILE & (uint8_t)~EXDE_INUSE;
+                if ((err = cache_put(v, lba)))
+                    return err;
+            }
             memset(&s->loc, 0, sizeof s->loc);
             for (uint32_t i = 0; i < s->n; i++) {
                 uint64_t lba;
