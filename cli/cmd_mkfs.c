@@ -111,6 +111,11 @@ int mkfs_run(const struct mkfs_args *a)
             cli_err("%s: no such file (give -s SIZE to create an image file)", a->target);
             return CLI_ERR;
         }
+        if (a->size % (a->sector_size ? a->sector_size : 512)) {
+            cli_err("%s: size %" PRIu64 " is not a multiple of the sector size (%u)",
+                    a->target, a->size, a->sector_size ? a->sector_size : 512);
+            return CLI_ERR;
+        }
         flags |= SF_FILEBD_CREATE;
         created = 1;
     } else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {

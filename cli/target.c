@@ -51,7 +51,8 @@ int target_open(struct target *t, const char *path, unsigned flags, uint32_t par
 {
     struct sf_vol_cfg cfg;
     uint8_t type = SF_FS_NONE;
-    uint32_t ss = 0, cache_sectors = SF_VOL_CACHE_SLOTS;
+    uint32_t ss = 0;
+    const uint32_t cache_bytes = 2u << 20;   /* metadata cache: a 10,000-file directory fits */
     void *probe;
     int err;
 
@@ -88,7 +89,7 @@ int target_open(struct target *t, const char *path, unsigned flags, uint32_t par
         }
     }
 
-    t->cache = target_alloc(&t->fbd.bd, (size_t)cache_sectors * t->fbd.bd.sector_size);
+    t->cache = target_alloc(&t->fbd.bd, cache_bytes);
     t->upcase = malloc(SF_UPCASE_BUF_SIZE);
     if (!t->upcase) {
         cli_err("out of memory");
@@ -97,7 +98,7 @@ int target_open(struct target *t, const char *path, unsigned flags, uint32_t par
     memset(&cfg, 0, sizeof cfg);
     cfg.bd = &t->fbd.bd;
     cfg.buf = t->cache;
-    cfg.buf_size = cache_sectors * t->fbd.bd.sector_size;
+    cfg.buf_size = cache_bytes;
     cfg.upcase_buf = t->upcase;
     cfg.clock = cli_clock;
     cfg.utc_offset_min = cli_utc_offset();
