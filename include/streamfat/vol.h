@@ -18,6 +18,7 @@
 #define STREAMFAT_VOL_H
 
 #include <stdint.h>
+#include "sf.h"
 #include "bdev.h"
 
 #ifdef __cplusplus
@@ -35,9 +36,11 @@ enum sf_fs_type { SF_FS_NONE = 0, SF_FS_EXFAT = 1, SF_FS_FAT32 = 2, SF_FS_FAT16 
 typedef int64_t sf_time_ms;
 typedef sf_time_ms (*sf_clock_fn)(void *ctx);
 
-/* Metadata cache: cfg.buf holds SF_VOL_CACHE_SLOTS sector buffers at most; at least 2. */
-#define SF_VOL_CACHE_SLOTS 8
-#define SF_VOL_BUF_MIN(sector_size) (2u * (sector_size))
+/* Metadata cache: cfg.buf is divided into slots of one sector plus SF_VOL_SLOT_HDR bytes of
+ * bookkeeping; at least 2 slots. More slots keep more of the bitmap, FAT and directories in
+ * memory (a directory of 10,000 files is about 1 MiB); direct-mapped by sector number. */
+#define SF_VOL_SLOT_HDR 16u
+#define SF_VOL_BUF_MIN(sector_size) (2u * ((sector_size) + SF_VOL_SLOT_HDR) + 8u)
 /* Up-case table buffer: 65536 UTF-16 units. Optional: without it a volume whose table is not
  * the library's own (built in) still mounts, and names compare by the built-in table. */
 #define SF_UPCASE_BUF_SIZE (65536u * 2u)
@@ -157,7 +160,7 @@ struct sf_dir {
 
 struct sf_cache_slot {
     uint64_t lba;                /* UINT64_MAX when empty */
-    uint32_t age;
+    uint64_t spare;
 };
 
 struct sf_vol {
@@ -172,6 +175,7 @@ struct sf_vol {
     uint8_t cluster_shift;       /* log2 bytes per cluster */
     uint8_t spc_shift;           /* log2 sectors per cluster */
     uint8_t dirty_set;           /* we set the volume-dirty flag on disk */
+    uint8_t unflushed;           /* writes since the last device flush */
     uint8_t upcase_builtin;      /* the volume's up-case table equals the built-in one */
     uint16_t vol_flags;          /* exFAT VolumeFlags as on disk */
     uint32_t fat_offset;         /* sectors from volume start */
@@ -190,10 +194,10 @@ struct sf_vol {
     struct sf_file *open_files;
     /* Metadata cache */
     const char *why;             /* what made the last mount fail (static text) */
-    uint8_t *cache_mem;
+    uint8_t *cache_mem;          /* cache_n sectors, then cache_n slot headers */
+    struct sf_cache_slot *cache;
     uint32_t cache_n;
-    uint32_t cache_clock;
-    struct sf_cache_slot cache[SF_VOL_CACHE_SLOTS];
+    uint32_t cache_victim;       /* next slot handed out as scratch */
 };
 
 /* ---- volumes ---- */

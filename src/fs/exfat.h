@@ -40,6 +40,8 @@ static inline uint64_t clus_lba(const struct sf_vol *v, uint32_t c)
 /* ---- exfat_vol.c ---- */
 /* Note a modification: sets the volume-dirty flag on disk (once) before the first change. */
 int vol_begin_write(struct sf_vol *v);
+/* Flush the device if anything was written since the last flush. */
+int vol_flush(struct sf_vol *v);
 /* All changes are made: flush, clear the dirty flag if we set it and no file is open for
  * writing, flush. */
 int vol_end_write(struct sf_vol *v);
@@ -132,15 +134,16 @@ void eset_build(const struct sf_vol *v, struct eset *s, const uint16_t *name, ui
                 uint64_t valid_length, sf_time_ms now);
 
 /* Find `name` (UTF-16, compared through the up-case table) in a directory. Fills s and d and
- * returns 0, or SF_ENOENT. */
+ * returns 0, or SF_ENOENT with *free_hint (may be NULL) = the first unused entry index, where
+ * dir_insert may start looking. */
 int dir_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,
-               uint32_t len, struct eset *s, struct dentry *d);
+               uint32_t len, struct eset *s, struct dentry *d, uint32_t *free_hint);
 /* Place a set in a directory: finds free slots (growing the directory when full), so that
  * the file and stream entries share a sector and a set of <= one sector never straddles
  * one; writes it. `dir_loc` is the directory's own set (NULL for the root), updated when
  * the directory grows. */
 int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
-               struct eset *s);
+               struct eset *s, uint32_t hint);
 /* Write zeros over a cluster, around the cache. */
 int dir_zero_cluster(struct sf_vol *v, uint32_t c);
 /* Is the directory empty (no file sets in use)? 1 yes, 0 no, or an error. */
@@ -157,6 +160,7 @@ struct pathres {
     uint16_t name[SF_NAME_MAX];
     uint32_t name_len;                 /* 0 when the path is the root itself */
     int found;
+    uint32_t free_hint;                /* when not found: where free entries start */
     uint32_t avoid_first;              /* refuse to descend into the directory starting at
                                           this cluster (0: none) */
     struct eset set;                   /* when found */

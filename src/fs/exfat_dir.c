@@ -358,23 +358,62 @@ int eset_delete(struct sf_vol *v, const struct sf_entry_loc *loc)
 /* ---- lookup and insertion ---- */
 
 int dir_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,
-               uint32_t len, struct eset *s, struct dentry *d)
+               uint32_t len, struct eset *s, struct dentry *d, uint32_t *free_hint)
 {
     struct dwalk w;
     uint16_t hash = name_hash(v, name, len);
+    uint32_t ss = vol_ss(v), first_free = UINT32_MAX, run_start = 0, run_len = 0;
+    uint32_t need = 2 + (len + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
     int err = dwalk_open(&w, v, dir);
     if (err)
         return err;
-    for (uint32_t idx = 0; idx < dwalk_entries(&w);) {
-        uint8_t type;
-        if ((err = dwalk_type(&w, idx, &type)))
+    uint32_t total = dwalk_entries(&w);
+    for (uint32_t idx = 0; idx < total;) {
+        uint64_t lba;
+        uint32_t off;
+        uint8_t *sec;
+        if ((err = dwalk_locate(&w, idx, &lba, &off)) || (err = cache_get(v, lba, &sec)))
             return err;
-        if (type == EXDE_END)
+        /* Scan this sector; sets whose stream extension is in the same sector and whose
+         * name length or hash differ are skipped without decoding. */
+        int decode = 0;
+        for (; off < ss && idx < total; ) {
+            uint8_t type = sec[off];
+            if (type == EXDE_END || !(type & EXDE_INUSE)) {
+                /* the hint for dir_insert: the first free run long enough for this name */
+                if (!run_len++)
+                    run_start = idx;
+                if (type == EXDE_END || (run_len >= need && first_free == UINT32_MAX)) {
+                    if (first_free == UINT32_MAX)
+                        first_free = run_start;
+                    if (type == EXDE_END)
+                        goto absent;
+                }
+                idx++;
+                off += EXDE_SIZE;
+                continue;
+            }
+            run_len = 0;
+            if (type != EXDE_FILE) {
+                idx++;
+                off += EXDE_SIZE;
+                continue;
+            }
+            uint32_t n = 1u + sec[off + EXDE_FILE_SECONDARY_COUNT];
+            const uint8_t *st = sec + off + EXDE_SIZE;
+            if (off + EXDE_SIZE < ss && st[0] == EXDE_STREAM && n >= 3 &&
+                n <= 1 + EXFAT_MAX_SECONDARY &&
+                (st[EXDE_STREAM_NAME_LEN] != len || ld_le16(st + EXDE_STREAM_NAME_HASH) != hash)) {
+                idx += n;
+                off += n * EXDE_SIZE;
+                continue;
+            }
+            decode = 1;
             break;
-        if (type != EXDE_FILE) {
-            idx++;
-            continue;
         }
+        if (!decode)
+            continue;
+        run_len = 0;
         err = eset_read(&w, idx, s);
         if (err == SF_ECORRUPT) {      /* a damaged set is skipped, as if absent */
             idx++;
@@ -393,6 +432,9 @@ int dir_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *nam
         if (name_equal(v, d->name, name, len))
             return 0;
     }
+absent:
+    if (free_hint)
+        *free_hint = first_free == UINT32_MAX ? 0 : first_free;
     return SF_ENOENT;
 }
 
@@ -415,6 +457,7 @@ int dir_zero_cluster(struct sf_vol *v, uint32_t c)
     uint8_t *z = cache_scratch(v);
     memset(z, 0, vol_ss(v));
     cache_forget(v, lba, n);
+    v->unflushed = 1;
     for (uint32_t i = 0; i < n; i++) {
         int err = sf_bdev_write(v->bd, lba + i, z, 1);
         if (err)
@@ -447,7 +490,7 @@ static int dir_grow(struct sf_vol *v, struct sf_chain *dir, const struct sf_entr
 }
 
 int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
-               struct eset *s)
+               struct eset *s, uint32_t hint)
 {
     struct dwalk w;
     int err;
@@ -456,7 +499,9 @@ int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
             return err;
         uint32_t total = dwalk_entries(&w), cand = UINT32_MAX, found = UINT32_MAX;
         uint32_t end_idx = UINT32_MAX;     /* first end-of-directory entry */
-        for (uint32_t idx = 0; idx < total; idx++) {
+        if (hint >= total)
+            hint = 0;
+        for (uint32_t idx = hint; idx < total; idx++) {
             uint8_t type = EXDE_END;
             if (end_idx == UINT32_MAX && (err = dwalk_type(&w, idx, &type)))
                 return err;
@@ -502,6 +547,7 @@ int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
         }
         if ((err = dir_grow(v, dir, dir_loc, w.nclus)))
             return err;
+        hint = end_idx < total ? end_idx : total;
     }
 }
 
@@ -559,7 +605,7 @@ int path_resolve(struct sf_vol *v, const char *path, uint32_t avoid_first, struc
         }
         if ((err = name_from_utf8(p, (uint32_t)(end - p), r->name, &r->name_len)))
             return err;
-        err = dir_lookup(v, &r->parent, r->name, r->name_len, &r->set, &r->d);
+        err = dir_lookup(v, &r->parent, r->name, r->name_len, &r->set, &r->d, &r->free_hint);
         if (err && err != SF_ENOENT)
             return err;
         r->found = !err;

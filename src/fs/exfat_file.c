@@ -71,7 +71,7 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
         if ((err = vol_begin_write(v)))
             return err;
         eset_build(v, &r.set, r.name, r.name_len, SF_ATTR_ARCH, &none, 0, 0, now);
-        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set);
+        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set, r.free_hint);
         if (err) {
             vol_end_write(v);
             return err;
@@ -200,6 +200,7 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
             if (secs > 0x10000)
                 secs = 0x10000;
             cache_forget(v, lba, secs);
+            v->unflushed = 1;
             if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)secs)))
                 return err;
             run = secs << v->sector_shift;
@@ -219,6 +220,7 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
             else
                 memset(s + in, 0, (size_t)run);
             cache_forget(v, lba, 1);
+            v->unflushed = 1;
             if ((err = sf_bdev_write(v->bd, lba, s, 1)))
                 return err;
         }
@@ -320,13 +322,13 @@ static int file_commit(struct sf_file *f)
 {
     struct sf_vol *v = f->vol;
     int err;
-    if ((err = sf_bdev_flush(v->bd)))
+    if ((err = vol_flush(v)))
         return err;
     f->mtime = vol_now(v);
     if ((err = eset_update(v, &f->loc, f->attr, &f->chain, f->size, f->valid_length,
                            f->mtime, 1)))
         return err;
-    if ((err = sf_bdev_flush(v->bd)))
+    if ((err = vol_flush(v)))
         return err;
     f->meta_dirty = 0;
     return 0;
@@ -360,9 +362,9 @@ int sf_truncate(struct sf_file *f, uint64_t size)
     after.size = (uint64_t)keep << v->cluster_shift;
     /* The entry stops referring to the tail before the tail is freed. */
     f->mtime = vol_now(v);
-    if ((err = sf_bdev_flush(v->bd)) ||
+    if ((err = vol_flush(v)) ||
         (err = eset_update(v, &f->loc, f->attr, &after, size, f->valid_length, f->mtime, 1)) ||
-        (err = sf_bdev_flush(v->bd)) ||
+        (err = vol_flush(v)) ||
         (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
         return f->failed = err;
     f->cur_cluster = 0;

@@ -74,7 +74,7 @@ int sf_mkdir(struct sf_vol *v, const char *path)
     if ((err = chain_grow(v, &ch, 0, &last, 1)) == 0 && (err = dir_zero_cluster(v, ch.first)) == 0) {
         eset_build(v, &r.set, r.name, r.name_len, SF_ATTR_DIR, &ch, vol_cs(v), vol_cs(v),
                    vol_now(v));
-        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set);
+        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set, r.free_hint);
     }
     if (err && ch.first)
         chain_free(v, &ch, 1);      /* nothing refers to it yet */
@@ -166,7 +166,7 @@ int sf_rename(struct sf_vol *v, const char *from, const char *to)
         s->loc = a.set.loc;          /* same slots: one rewrite */
         err = eset_write(v, s);
     } else {
-        err = dir_insert(v, &b.parent, &b.parent_loc, s);
+        err = dir_insert(v, &b.parent, &b.parent_loc, s, b.found ? 0 : b.free_hint);
         if (!err) {
             /* The old set may have moved into the sectors cached for b; reload by loc. */
             err = eset_delete(v, &a.set.loc);

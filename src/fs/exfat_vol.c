@@ -314,6 +314,17 @@ int sf_mount(struct sf_vol *v, const struct sf_vol_cfg *cfg)
     return 0;
 }
 
+int vol_flush(struct sf_vol *v)
+{
+    if (!v->unflushed)
+        return 0;
+    v->unflushed = 0;
+    int err = sf_bdev_flush(v->bd);
+    if (err)
+        v->unflushed = 1;
+    return err;
+}
+
 int vol_begin_write(struct sf_vol *v)
 {
     uint8_t *b;
@@ -328,7 +339,7 @@ int vol_begin_write(struct sf_vol *v)
     if ((err = cache_get(v, 0, &b)))
         return err;
     st_le16(b + EXBS_VOLUME_FLAGS, (uint16_t)(ld_le16(b + EXBS_VOLUME_FLAGS) | EXFAT_VOLFLAG_DIRTY));
-    if ((err = cache_put(v, 0)) || (err = sf_bdev_flush(v->bd))) {
+    if ((err = cache_put(v, 0)) || (err = vol_flush(v))) {
         v->dirty_set = 0;
         return err;
     }
@@ -342,14 +353,14 @@ int vol_clean(struct sf_vol *v)
     int err;
     if (!v->dirty_set)
         return 0;
-    if ((err = sf_bdev_flush(v->bd)))
+    if ((err = vol_flush(v)))
         return err;
     if (!v->info.dirty) {
         if ((err = cache_get(v, 0, &b)))
             return err;
         st_le16(b + EXBS_VOLUME_FLAGS,
                 (uint16_t)(ld_le16(b + EXBS_VOLUME_FLAGS) & ~EXFAT_VOLFLAG_DIRTY));
-        if ((err = cache_put(v, 0)) || (err = sf_bdev_flush(v->bd)))
+        if ((err = cache_put(v, 0)) || (err = vol_flush(v)))
             return err;
     }
     v->dirty_set = 0;
