@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,7 +27,8 @@ static const char help[] =
 "  Copies the host file SRC ('-': standard input) to PATH on the volume on TARGET. PATH\n"
 "  defaults to the name of SRC in the root directory; when PATH is an existing directory\n"
 "  (or ends in '/'), the file goes into it under the name of SRC. An existing file is not\n"
-"  overwritten unless -f is given. On error the partly written file is removed.\n"
+"  overwritten unless -f is given. On error, or when interrupted (Ctrl-C, SIGTERM), the\n"
+"  partly written file is removed and the volume is unmounted cleanly.\n"
 "\n"
 "OPTIONS\n"
 "  -f, --force      overwrite an existing file\n"
@@ -48,14 +50,39 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-/* Read up to n bytes, retrying short reads (pipes) until n or end of file. */
+/* Ctrl-C or SIGTERM: stop copying, remove the partial file, unmount cleanly. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;   /* no SA_RESTART: a blocked read returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Read up to n bytes, retrying short reads (pipes) until n or end of file. -1 on error
+ * (errno set; EINTR when interrupted by a signal). */
 static ssize_t read_full(int fd, void *buf, size_t n)
 {
     uint8_t *p = buf;
     size_t got = 0;
 
     while (got < n) {
-        ssize_t r = read(fd, p + got, n - got);
+        ssize_t r;
+        if (interrupted) {
+            errno = EINTR;
+            return -1;
+        }
+        r = read(fd, p + got, n - got);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -158,6 +185,7 @@ int cmd_put(int argc, char **argv)
         }
     }
 
+    catch_signals();
     if (target_open(&t, argv[optind], 0, partition))
         goto out_src;
     dest = resolve_dest(&t, src, path, &rc);
@@ -196,6 +224,11 @@ int cmd_put(int argc, char **argv)
     for (;;) {
         ssize_t n = read_full(fd, buf, COPY_BUF);
         sf_ssize_t w;
+        if (n < 0 && interrupted) {
+            cli_err("%s: %s: interrupted; partial file removed", t.path, dest);
+            sf_close(&f);
+            goto out;
+        }
         if (n < 0) {
             cli_err("%s: read failed: %s", shown_src, strerror(errno));
             sf_close(&f);
@@ -232,5 +265,9 @@ out_src:
         close(fd);
     free(buf);
     free(dest);
+    if (interrupted) {
+        signal(interrupted, SIG_DFL);
+        raise(interrupted);
+    }
     return rc;
 }
