@@ -179,7 +179,12 @@ struct sf_vol {
     uint8_t upcase_builtin;      /* the volume's up-case table equals the built-in one */
     uint16_t vol_flags;          /* exFAT VolumeFlags as on disk */
     uint32_t fat_offset;         /* sectors from volume start */
-    uint32_t fat_length;         /* sectors */
+    uint32_t fat_length;         /* sectors per FAT copy */
+    uint8_t num_fats;            /* FAT copies (exFAT: 1) */
+    uint8_t fat_bits;            /* 12, 16 or 32 bits per FAT entry */
+    uint32_t root_sector;        /* FAT12/16: the fixed root directory region */
+    uint32_t root_entries;       /* FAT12/16: its size in entries (0 on FAT32 / exFAT) */
+    uint32_t fsinfo_sector;      /* FAT32: FSInfo sector (0: none) */
     uint32_t heap_offset;        /* sectors from volume start */
     uint32_t cluster_count;
     uint32_t root_cluster;

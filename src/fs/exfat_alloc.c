@@ -1,16 +1,6 @@
-/* exFAT allocation: the allocation bitmap (which clusters are in use) and the FAT (how the
- * clusters of a fragmented file follow each other).
- *
- * Invariants kept here:
- * - A cluster is marked in the bitmap before any FAT entry or directory entry refers to it,
- *   and is cleared only after nothing refers to it any more (callers update directory
- *   entries first when shrinking). A cut in between leaks clusters, never shares them.
- * - A contiguous (NoFatChain) chain has no meaningful FAT entries; when it must grow into a
- *   non-adjacent run, the FAT entries of its existing clusters are written first and only
- *   then is the run linked, so the chain reads correctly whichever flag the entry holds.
- * - New FAT runs are written with their end-of-chain mark before the link to them.
- * - Every cluster number read from the FAT is validated; walks are bounded by the cluster
- *   count, so loops in a corrupt FAT end in SF_ECORRUPT. */
+/* exFAT allocation maps: the FAT (32-bit entries, one copy) and the allocation bitmap
+ * (one bit per cluster, contiguous from its first cluster, as every implementation lays
+ * it out and mount checks). The chain logic over them is in alloc.c. */
 #include "fs/exfat.h"
 
 static void fat_pos(const struct sf_vol *v, uint32_t c, uint64_t *lba, uint32_t *off)
@@ -20,7 +10,8 @@ static void fat_pos(const struct sf_vol *v, uint32_t c, uint64_t *lba, uint32_t 
     *off = (uint32_t)(byte & (vol_ss(v) - 1));
 }
 
-int fat_get(struct sf_vol *v, uint32_t c, uint32_t *next)
+/* exFAT entries are already in the normalised form (0xFFFFFFFF end, 0xFFFFFFF7 bad). */
+int exfat_fat_get(struct sf_vol *v, uint32_t c, uint32_t *next)
 {
     uint64_t lba;
     uint32_t off;
@@ -33,22 +24,12 @@ int fat_get(struct sf_vol *v, uint32_t c, uint32_t *next)
     return 0;
 }
 
-int fat_set(struct sf_vol *v, uint32_t c, uint32_t next)
+int exfat_fat_set(struct sf_vol *v, uint32_t c, uint32_t next)
 {
-    uint64_t lba;
-    uint32_t off;
-    uint8_t *sec;
-    fat_pos(v, c, &lba, &off);
-    int err = cache_get(v, lba, &sec);
-    if (err)
-        return err;
-    st_le32(sec + off, next);
-    return cache_put(v, lba);
+    return exfat_fat_run(v, c, 1, next);
 }
 
-/* Chain [start, start + n) through the FAT, the last entry holding `end`; one write per
- * FAT sector touched. */
-static int fat_write_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
+int exfat_fat_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
 {
     uint32_t c = start, stop = start + n;
     while (c < stop) {
@@ -67,84 +48,9 @@ static int fat_write_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t 
     return 0;
 }
 
-static uint32_t chain_clusters(const struct sf_vol *v, const struct sf_chain *ch)
-{
-    return (uint32_t)((ch->size + vol_cs(v) - 1) >> v->cluster_shift);
-}
-
-int chain_next(struct sf_vol *v, const struct sf_chain *ch, uint32_t c, uint32_t *next)
-{
-    if (ch->contiguous) {
-        *next = c + 1 - ch->first < chain_clusters(v, ch) ? c + 1 : 0;
-        if (*next && !clus_ok(v, *next))
-            return SF_ECORRUPT;
-        return 0;
-    }
-    uint32_t e;
-    int err = fat_get(v, c, &e);
-    if (err)
-        return err;
-    if (e == EXFAT_FAT_EOC) {
-        *next = 0;
-        return 0;
-    }
-    if (!clus_ok(v, e))
-        return SF_ECORRUPT;       /* free, bad (0xFFFFFFF7) or outside the heap */
-    *next = e;
-    return 0;
-}
-
-int chain_seek(struct sf_vol *v, const struct sf_chain *ch, uint32_t index,
-               uint32_t from_clus, uint32_t from_index, uint32_t *out)
-{
-    if (!clus_ok(v, ch->first))
-        return SF_ECORRUPT;
-    if (ch->contiguous) {
-        uint32_t c = ch->first + index;
-        if (index >= chain_clusters(v, ch) || c < ch->first || !clus_ok(v, c))
-            return SF_ECORRUPT;
-        *out = c;
-        return 0;
-    }
-    uint32_t c = ch->first, i = 0;
-    if (from_clus && from_index <= index) {
-        c = from_clus;
-        i = from_index;
-    }
-    if (index - i > v->cluster_count)
-        return SF_ECORRUPT;
-    while (i < index) {
-        int err = chain_next(v, ch, c, &c);
-        if (err)
-            return err;
-        if (!c)
-            return SF_ECORRUPT;    /* the chain ends before the size says it should */
-        i++;
-    }
-    *out = c;
-    return 0;
-}
-
-int chain_length(struct sf_vol *v, uint32_t first, uint32_t *count)
-{
-    struct sf_chain ch = { first, 0, 0 };
-    uint32_t n = 0, c = first;
-    if (!clus_ok(v, first))
-        return SF_ECORRUPT;
-    while (c) {
-        if (++n > v->cluster_count)
-            return SF_ECORRUPT;    /* a loop */
-        int err = chain_next(v, &ch, c, &c);
-        if (err)
-            return err;
-    }
-    *count = n;
-    return 0;
-}
-
 static void bitmap_pos(const struct sf_vol *v, uint32_t c, uint64_t *lba, uint32_t *byte)
 {
-    uint32_t bit = c - EXFAT_FIRST_CLUSTER;
+    uint32_t bit = c - SF_FIRST_CLUSTER;
     *lba = clus_lba(v, v->bitmap_cluster) + ((bit >> 3) >> v->sector_shift);
     *byte = (bit >> 3) & (vol_ss(v) - 1);
 }
@@ -158,17 +64,13 @@ int bitmap_test(struct sf_vol *v, uint32_t c, int *used)
     int err = cache_get(v, lba, &sec);
     if (err)
         return err;
-    *used = (sec[byte] >> ((c - EXFAT_FIRST_CLUSTER) & 7)) & 1;
+    *used = (sec[byte] >> ((c - SF_FIRST_CLUSTER) & 7)) & 1;
     return 0;
 }
 
 int bitmap_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
 {
-    uint32_t stop = c + n, first = c;
-    if (!n)
-        return 0;
-    if (!clus_ok(v, c) || !clus_ok(v, stop - 1) || stop < c)
-        return SF_ECORRUPT;
+    uint32_t stop = c + n;
     while (c < stop) {
         uint64_t lba;
         uint32_t byte;
@@ -177,9 +79,9 @@ int bitmap_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
         int err = cache_get(v, lba, &sec);
         if (err)
             return err;
-        uint32_t sec_end = c + ((vol_ss(v) - byte) * 8 - ((c - EXFAT_FIRST_CLUSTER) & 7));
+        uint32_t sec_end = c + ((vol_ss(v) - byte) * 8 - ((c - SF_FIRST_CLUSTER) & 7));
         for (; c < stop && c < sec_end; c++) {
-            uint32_t b = c - EXFAT_FIRST_CLUSTER;
+            uint32_t b = c - SF_FIRST_CLUSTER;
             uint8_t *p = sec + ((b >> 3) & (vol_ss(v) - 1));
             if (used)
                 *p = (uint8_t)(*p | (1u << (b & 7)));
@@ -189,15 +91,10 @@ int bitmap_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
         if ((err = cache_put(v, lba)))
             return err;
     }
-    if (v->free_clusters >= 0)
-        v->free_clusters += used ? -(int64_t)n : (int64_t)n;
-    if (!used && first < v->next_free)
-        v->next_free = first;
     return 0;
 }
 
-/* First free cluster in [from, to), or 0. Whole bytes of used clusters are skipped. */
-static int find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out)
+int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out)
 {
     uint32_t c = from;
     *out = 0;
@@ -210,8 +107,8 @@ static int find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
         if (err)
             return err;
         for (; byte < vol_ss(v) && c < to; byte++) {
-            uint32_t bit = (c - EXFAT_FIRST_CLUSTER) & 7;
-            if (bit == 0 && sec[byte] == 0xFF) {
+            uint32_t bit = (c - SF_FIRST_CLUSTER) & 7;
+            if (bit == 0 && sec[byte] == 0xFF) {     /* eight clusters in use */
                 c += 8;
                 continue;
             }
@@ -223,159 +120,5 @@ static int find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
             }
         }
     }
-    return 0;
-}
-
-/* Length (<= max) of the run of free clusters starting at c. */
-static int free_run(struct sf_vol *v, uint32_t c, uint32_t max, uint32_t *len)
-{
-    uint32_t end = EXFAT_FIRST_CLUSTER + v->cluster_count, n = 0;
-    while (n < max && c + n < end) {
-        int used, err = bitmap_test(v, c + n, &used);
-        if (err)
-            return err;
-        if (used)
-            break;
-        n++;
-    }
-    *len = n;
-    return 0;
-}
-
-int alloc_find(struct sf_vol *v, uint32_t hint, uint32_t want, uint32_t *start, uint32_t *got)
-{
-    uint32_t end = EXFAT_FIRST_CLUSTER + v->cluster_count, c;
-    int err;
-    if (!clus_ok(v, hint))
-        hint = EXFAT_FIRST_CLUSTER;
-    if ((err = find_free(v, hint, end, &c)))
-        return err;
-    if (!c && hint > EXFAT_FIRST_CLUSTER && (err = find_free(v, EXFAT_FIRST_CLUSTER, hint, &c)))
-        return err;
-    if (!c)
-        return SF_ENOSPC;
-    if ((err = free_run(v, c, want, got)))
-        return err;
-    *start = c;
-    return 0;
-}
-
-int chain_grow(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last, uint32_t n)
-{
-    int err;
-    if (have && (!ch->first || !*last))
-        return SF_EINVAL;
-    if ((uint64_t)have + n > v->cluster_count)
-        return SF_ENOSPC;
-    while (n) {
-        uint32_t start = 0, got = 0;
-        if (have && *last + 1 < EXFAT_FIRST_CLUSTER + v->cluster_count) {
-            if ((err = free_run(v, *last + 1, n, &got)))
-                return err;
-            start = *last + 1;
-        }
-        if (!got) {
-            uint32_t hint = have ? *last + 1 : v->next_free;
-            if ((err = alloc_find(v, hint, n, &start, &got)))
-                return err;
-        }
-        if ((err = bitmap_mark(v, start, got, 1)))
-            return err;
-        if (!have) {
-            ch->first = start;
-            ch->contiguous = 1;
-        } else if (start == *last + 1) {
-            if (!ch->contiguous) {
-                if ((err = fat_write_run(v, start, got, EXFAT_FAT_EOC)) ||
-                    (err = fat_set(v, *last, start)))
-                    return err;
-            }
-        } else {
-            if ((err = fat_write_run(v, start, got, EXFAT_FAT_EOC)))
-                return err;
-            if (ch->contiguous) {
-                /* Contiguity breaks: describe the existing clusters in the FAT, linked to
-                 * the new run. The entry still says NoFatChain until the caller rewrites
-                 * it, and then the FAT is already right. */
-                if ((err = fat_write_run(v, ch->first, have, start)))
-                    return err;
-                ch->contiguous = 0;
-            } else if ((err = fat_set(v, *last, start))) {
-                return err;
-            }
-        }
-        *last = start + got - 1;
-        have += got;
-        n -= got;
-        ch->size = (uint64_t)have << v->cluster_shift;
-        v->next_free = *last + 1;
-    }
-    return 0;
-}
-
-/* Free the FAT chain starting at c, in runs of adjacent clusters. */
-static int free_fat_chain(struct sf_vol *v, uint32_t c)
-{
-    struct sf_chain fc = { c, 0, 0 };
-    uint32_t run_start = c, run_len = 0, steps = 0;
-    while (c) {
-        uint32_t next;
-        int err;
-        if (++steps > v->cluster_count)
-            return SF_ECORRUPT;
-        if ((err = chain_next(v, &fc, c, &next)))
-            return err;
-        if (run_len && c == run_start + run_len) {
-            run_len++;
-        } else {
-            if (run_len && (err = bitmap_mark(v, run_start, run_len, 0)))
-                return err;
-            run_start = c;
-            run_len = 1;
-        }
-        c = next;
-    }
-    return run_len ? bitmap_mark(v, run_start, run_len, 0) : 0;
-}
-
-int chain_free(struct sf_vol *v, const struct sf_chain *ch, uint32_t n)
-{
-    if (!ch->first)
-        return 0;
-    if (!clus_ok(v, ch->first))
-        return SF_ECORRUPT;
-    if (ch->contiguous)
-        return bitmap_mark(v, ch->first, n, 0);
-    return free_fat_chain(v, ch->first);
-}
-
-int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t keep,
-                 uint32_t *last)
-{
-    int err;
-    if (keep >= have)
-        return 0;
-    if (keep == 0) {
-        struct sf_chain old = *ch;
-        ch->first = 0;
-        ch->size = 0;
-        *last = 0;
-        return chain_free(v, &old, have);
-    }
-    if (ch->contiguous) {
-        if ((err = bitmap_mark(v, ch->first + keep, have - keep, 0)))
-            return err;
-        *last = ch->first + keep - 1;
-    } else {
-        uint32_t c, tail;
-        if ((err = chain_seek(v, ch, keep - 1, 0, 0, &c)) || (err = chain_next(v, ch, c, &tail)))
-            return err;
-        if ((err = fat_set(v, c, EXFAT_FAT_EOC)))    /* cut first: the tail only leaks */
-            return err;
-        if (tail && (err = free_fat_chain(v, tail)))
-            return err;
-        *last = c;
-    }
-    ch->size = (uint64_t)keep << v->cluster_shift;
     return 0;
 }

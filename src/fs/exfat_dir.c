@@ -1,7 +1,7 @@
-/* exFAT directories: walking entries, entry sets (read, validate, build, write, delete),
- * name rules and hashing, lookup, insertion, path resolution.
+/* exFAT directories: entry sets (read, validate, build, write, delete), name hashing,
+ * lookup, insertion, listing.
  *
- * Sections: walker - names - entry sets - lookup and insertion - paths.
+ * Sections: entry sets - lookup and insertion - listing.
  *
  * On-disk invariants kept when placing a new set (docs/DESIGN.md, "Crash consistency"):
  * - the file entry and the stream extension share a sector, so the size, first cluster,
@@ -13,84 +13,7 @@
 #include "util/time.h"
 #include "util/utf.h"
 
-/* ---- walker ---- */
-
-int dwalk_open(struct dwalk *w, struct sf_vol *v, const struct sf_chain *ch)
-{
-    int err;
-    w->v = v;
-    w->ch = *ch;
-    w->clus = ch->first;
-    w->cidx = 0;
-    if (!clus_ok(v, ch->first))
-        return SF_ECORRUPT;
-    if (ch->contiguous) {
-        uint64_t n = (ch->size + vol_cs(v) - 1) >> v->cluster_shift;
-        if ((uint64_t)(ch->first - EXFAT_FIRST_CLUSTER) + n > v->cluster_count)
-            return SF_ECORRUPT;
-        w->nclus = (uint32_t)n;
-    } else if ((err = chain_length(v, ch->first, &w->nclus))) {
-        return err;
-    }
-    if ((uint64_t)w->nclus << v->cluster_shift > EXFAT_DIR_MAX_BYTES)
-        return SF_ECORRUPT;
-    return 0;
-}
-
-int dwalk_locate(struct dwalk *w, uint32_t idx, uint64_t *lba, uint32_t *off)
-{
-    struct sf_vol *v = w->v;
-    uint64_t byte = (uint64_t)idx * EXDE_SIZE;
-    uint32_t ci = (uint32_t)(byte >> v->cluster_shift);
-    if (ci >= w->nclus)
-        return SF_ENOENT;
-    if (ci != w->cidx || !w->clus) {
-        uint32_t c;
-        int err = chain_seek(v, &w->ch, ci, w->clus, w->cidx, &c);
-        if (err)
-            return err;
-        w->clus = c;
-        w->cidx = ci;
-    }
-    uint32_t in = (uint32_t)(byte & (vol_cs(v) - 1));
-    *lba = clus_lba(v, w->clus) + (in >> v->sector_shift);
-    *off = in & (vol_ss(v) - 1);
-    return 0;
-}
-
-/* Type byte of entry idx. */
-static int dwalk_type(struct dwalk *w, uint32_t idx, uint8_t *type)
-{
-    uint64_t lba;
-    uint32_t off;
-    uint8_t *sec;
-    int err = dwalk_locate(w, idx, &lba, &off);
-    if (err || (err = cache_get(w->v, lba, &sec)))
-        return err;
-    *type = sec[off];
-    return 0;
-}
-
-/* ---- names ---- */
-
-int name_from_utf8(const char *s, uint32_t len, uint16_t *out, uint32_t *outlen)
-{
-    int n = sf_utf8_to_utf16(s, len, out, SF_NAME_MAX);
-    if (n < 0)
-        return n;
-    if (n == 0 || (n == 1 && out[0] == '.') || (n == 2 && out[0] == '.' && out[1] == '.'))
-        return SF_EBADNAME;
-    for (int i = 0; i < n; i++) {
-        uint16_t c = out[i];
-        if (c < 0x20 || c == '"' || c == '*' || c == '/' || c == ':' || c == '<' ||
-            c == '>' || c == '?' || c == '\\' || c == '|')
-            return SF_EBADNAME;
-    }
-    *outlen = (uint32_t)n;
-    return 0;
-}
-
-uint16_t name_hash(const struct sf_vol *v, const uint16_t *name, uint32_t len)
+uint16_t exfat_name_hash(const struct sf_vol *v, const uint16_t *name, uint32_t len)
 {
     uint16_t h = 0;
     for (uint32_t i = 0; i < len; i++) {
@@ -100,15 +23,6 @@ uint16_t name_hash(const struct sf_vol *v, const uint16_t *name, uint32_t len)
     }
     return h;
 }
-
-static int name_equal(const struct sf_vol *v, const uint16_t *a, const uint16_t *b, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (a[i] != b[i] && vol_upcase(v, a[i]) != vol_upcase(v, b[i]))
-            return 0;
-    return 1;
-}
-
 /* ---- entry sets ---- */
 
 static uint16_t set_checksum(const uint8_t *e, uint32_t n)
@@ -148,7 +62,7 @@ static int eset_load(struct sf_vol *v, const struct sf_entry_loc *loc, struct es
     return 0;
 }
 
-int eset_read(struct dwalk *w, uint32_t idx, struct eset *s)
+static int eset_read(struct dwalk *w, uint32_t idx, struct eset *s)
 {
     struct sf_vol *v = w->v;
     uint64_t lba;
@@ -199,9 +113,11 @@ static sf_time_ms decode_time(const struct sf_vol *v, const uint8_t *fe, int ts,
     return sf_time_from_dos(ld_le32(fe + ts), ms10 >= 0 ? fe[ms10] : 0, off);
 }
 
-int eset_decode(const struct sf_vol *v, const struct eset *s, struct dentry *d)
+static int eset_decode(const struct sf_vol *v, const struct eset *s, struct dentry *d)
 {
     const uint8_t *fe = s->e, *st = s->e + EXDE_SIZE;
+    d->loc = s->loc;
+    d->idx = s->idx;
     d->name_len = st[EXDE_STREAM_NAME_LEN];
     for (uint32_t i = 0; i < d->name_len; i++) {
         uint32_t ent = 2 + i / EXFAT_NAME_PER_ENTRY, k = i % EXFAT_NAME_PER_ENTRY;
@@ -224,7 +140,7 @@ int eset_decode(const struct sf_vol *v, const struct eset *s, struct dentry *d)
         uint64_t n = d->ch.size >> v->cluster_shift;
         if (!clus_ok(v, d->ch.first))
             return SF_ECORRUPT;
-        if (d->ch.contiguous && (uint64_t)(d->ch.first - EXFAT_FIRST_CLUSTER) + n > v->cluster_count)
+        if (d->ch.contiguous && (uint64_t)(d->ch.first - SF_FIRST_CLUSTER) + n > v->cluster_count)
             return SF_ECORRUPT;
         if (n > v->cluster_count)
             return SF_ECORRUPT;
@@ -259,24 +175,24 @@ static void set_stream(const struct sf_vol *v, uint8_t *st, const struct sf_chai
     st_le64(st + EXDE_DATA_LENGTH, data_length);
 }
 
-void eset_build(const struct sf_vol *v, struct eset *s, const uint16_t *name, uint32_t len,
-                uint32_t attr, const struct sf_chain *ch, uint64_t data_length,
-                uint64_t valid_length, sf_time_ms now)
+static void eset_build(const struct sf_vol *v, struct eset *s, const struct dentry *d)
 {
+    const uint16_t *name = d->name;
+    uint32_t len = d->name_len;
     uint32_t name_entries = (len + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
     uint8_t *fe = s->e, *st = s->e + EXDE_SIZE;
     s->n = 2 + name_entries;
     memset(s->e, 0, s->n * EXDE_SIZE);
     fe[EXDE_TYPE] = EXDE_FILE;
     fe[EXDE_FILE_SECONDARY_COUNT] = (uint8_t)(s->n - 1);
-    st_le16(fe + EXDE_FILE_ATTR, (uint16_t)attr);
-    put_time(v, fe, EXDE_FILE_CTIME, EXDE_FILE_CTIME_10MS, EXDE_FILE_CTIME_UTC, now);
-    put_time(v, fe, EXDE_FILE_MTIME, EXDE_FILE_MTIME_10MS, EXDE_FILE_MTIME_UTC, now);
-    put_time(v, fe, EXDE_FILE_ATIME, -1, EXDE_FILE_ATIME_UTC, now);
+    st_le16(fe + EXDE_FILE_ATTR, (uint16_t)d->attr);
+    put_time(v, fe, EXDE_FILE_CTIME, EXDE_FILE_CTIME_10MS, EXDE_FILE_CTIME_UTC, d->ctime);
+    put_time(v, fe, EXDE_FILE_MTIME, EXDE_FILE_MTIME_10MS, EXDE_FILE_MTIME_UTC, d->mtime);
+    put_time(v, fe, EXDE_FILE_ATIME, -1, EXDE_FILE_ATIME_UTC, d->atime);
     st[EXDE_TYPE] = EXDE_STREAM;
     st[EXDE_STREAM_NAME_LEN] = (uint8_t)len;
-    st_le16(st + EXDE_STREAM_NAME_HASH, name_hash(v, name, len));
-    set_stream(v, st, ch, data_length, valid_length);
+    st_le16(st + EXDE_STREAM_NAME_HASH, exfat_name_hash(v, name, len));
+    set_stream(v, st, &d->ch, d->data_length, d->valid_length);
     for (uint32_t i = 0; i < name_entries; i++) {
         uint8_t *ne = s->e + (2 + i) * EXDE_SIZE;
         ne[EXDE_TYPE] = EXDE_NAME;
@@ -310,13 +226,13 @@ static int eset_store(struct sf_vol *v, const struct eset *s)
     return 0;
 }
 
-int eset_write(struct sf_vol *v, struct eset *s)
+static int eset_write(struct sf_vol *v, struct eset *s)
 {
     st_le16(s->e + EXDE_FILE_SET_CHECKSUM, set_checksum(s->e, s->n));
     return eset_store(v, s);
 }
 
-int eset_update(struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t attr,
+int exfat_update(struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t attr,
                 const struct sf_chain *ch, uint64_t data_length, uint64_t valid_length,
                 sf_time_ms mtime, int touch_mtime)
 {
@@ -336,7 +252,7 @@ int eset_update(struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t attr,
     return eset_write(v, &s);
 }
 
-int eset_delete(struct sf_vol *v, const struct sf_entry_loc *loc)
+int exfat_remove(struct sf_vol *v, const struct sf_entry_loc *loc)
 {
     uint32_t last = (loc->off + (loc->count - 1u) * EXDE_SIZE) >> v->sector_shift;
     for (uint32_t k = 0; k <= last; k++) {       /* the file entry's sector first */
@@ -354,14 +270,14 @@ int eset_delete(struct sf_vol *v, const struct sf_entry_loc *loc)
     }
     return 0;
 }
-
 /* ---- lookup and insertion ---- */
 
-int dir_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,
-               uint32_t len, struct eset *s, struct dentry *d, uint32_t *free_hint)
+int exfat_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,
+                 uint32_t len, struct dentry *d, uint32_t *free_hint)
 {
     struct dwalk w;
-    uint16_t hash = name_hash(v, name, len);
+    struct eset set, *s = &set;
+    uint16_t hash = exfat_name_hash(v, name, len);
     uint32_t ss = vol_ss(v), first_free = UINT32_MAX, run_start = 0, run_len = 0;
     uint32_t need = 2 + (len + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
     int err = dwalk_open(&w, v, dir);
@@ -438,8 +354,7 @@ absent:
     return SF_ENOENT;
 }
 
-/* May a set of n entries start at index idx? */
-static int slot_ok(const struct sf_vol *v, uint32_t idx, uint32_t n)
+/* May a set of n entries start at index idx? */static int slot_ok(const struct sf_vol *v, uint32_t idx, uint32_t n)
 {
     uint32_t eps = vol_ss(v) / EXDE_SIZE, in = idx % eps;
     if (in == eps - 1)
@@ -449,48 +364,8 @@ static int slot_ok(const struct sf_vol *v, uint32_t idx, uint32_t n)
     return 1;
 }
 
-/* Zero a new directory cluster around the cache (it is not metadata yet). */
-int dir_zero_cluster(struct sf_vol *v, uint32_t c)
-{
-    uint64_t lba = clus_lba(v, c);
-    uint32_t n = 1u << v->spc_shift;
-    uint8_t *z = cache_scratch(v);
-    memset(z, 0, vol_ss(v));
-    cache_forget(v, lba, n);
-    v->unflushed = 1;
-    for (uint32_t i = 0; i < n; i++) {
-        int err = sf_bdev_write(v->bd, lba + i, z, 1);
-        if (err)
-            return err;
-    }
-    return 0;
-}
-
-/* Add one zeroed cluster to a directory; records the new size in its entry set. */
-static int dir_grow(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
-                    uint32_t nclus)
-{
-    uint32_t last;
-    int err;
-    if ((uint64_t)(nclus + 1) << v->cluster_shift > EXFAT_DIR_MAX_BYTES)
-        return SF_ENOSPC;
-    if ((err = chain_seek(v, dir, nclus - 1, 0, 0, &last)))
-        return err;
-    struct sf_chain grown = *dir;
-    grown.size = (uint64_t)nclus << v->cluster_shift;
-    if ((err = chain_grow(v, &grown, nclus, &last, 1)) || (err = dir_zero_cluster(v, last)))
-        return err;
-    if (dir_loc && dir_loc->count) {
-        uint64_t len = grown.size;
-        if ((err = eset_update(v, dir_loc, UINT32_MAX, &grown, len, len, 0, 0)))
-            return err;
-    }
-    *dir = grown;
-    return 0;
-}
-
-int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
-               struct eset *s, uint32_t hint)
+/* Zero a new directory cluster around the cache (it is not metadata yet). */static int eset_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+                       struct eset *s, uint32_t hint)
 {
     struct dwalk w;
     int err;
@@ -551,7 +426,53 @@ int dir_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
     }
 }
 
-int dir_is_empty(struct sf_vol *v, const struct sf_chain *dir)
+int exfat_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+                 struct dentry *d, uint32_t hint)
+{
+    struct eset s;
+    eset_build(v, &s, d);
+    int err = eset_insert(v, dir, dir_loc, &s, hint);
+    if (err)
+        return err;
+    d->loc = s.loc;
+    d->idx = s.idx;
+    return 0;
+}
+
+/* ---- listing ---- */
+
+int exfat_next(struct sf_vol *v, struct dwalk *w, uint32_t *idx, struct dentry *d)
+{
+    struct eset s;
+    int err;
+    while (*idx < dwalk_entries(w)) {
+        uint8_t type;
+        if ((err = dwalk_type(w, *idx, &type)))
+            return err;
+        if (type == EXDE_END)
+            break;
+        if (type != EXDE_FILE) {
+            (*idx)++;
+            continue;
+        }
+        err = eset_read(w, *idx, &s);
+        if (err == SF_ECORRUPT) {            /* damaged set: skipped, as the lookup does */
+            (*idx)++;
+            continue;
+        }
+        if (err)
+            return err;
+        *idx += s.n;
+        if ((err = eset_decode(v, &s, d)) == SF_ECORRUPT)
+            continue;
+        if (err)
+            return err;
+        return 1;
+    }
+    return 0;
+}
+
+int exfat_is_empty(struct sf_vol *v, const struct sf_chain *dir)
 {
     struct dwalk w;
     int err = dwalk_open(&w, v, dir);
@@ -567,50 +488,4 @@ int dir_is_empty(struct sf_vol *v, const struct sf_chain *dir)
             return 0;
     }
     return 1;
-}
-
-/* ---- paths ---- */
-
-int path_resolve(struct sf_vol *v, const char *path, uint32_t avoid_first, struct pathres *r)
-{
-    const char *p = path;
-    int err;
-    r->avoid_first = avoid_first;
-    memset(&r->parent_loc, 0, sizeof r->parent_loc);
-    r->parent.first = v->root_cluster;
-    r->parent.contiguous = 0;
-    r->parent.size = 0;
-    r->name_len = 0;
-    r->found = 0;
-    for (;;) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            return 0;
-        const char *end = p;
-        while (*end && *end != '/')
-            end++;
-        const char *rest = end;
-        while (*rest == '/')
-            rest++;
-        if (r->name_len) {             /* descend into the previous component */
-            if (!r->found)
-                return SF_ENOENT;
-            if (!(r->d.attr & SF_ATTR_DIR))
-                return SF_ENOTDIR;
-            if (r->avoid_first && r->d.ch.first == r->avoid_first)
-                return SF_EINVAL;     /* a directory would move into itself */
-            r->parent = r->d.ch;
-            r->parent_loc = r->set.loc;
-        }
-        if ((err = name_from_utf8(p, (uint32_t)(end - p), r->name, &r->name_len)))
-            return err;
-        err = dir_lookup(v, &r->parent, r->name, r->name_len, &r->set, &r->d, &r->free_hint);
-        if (err && err != SF_ENOENT)
-            return err;
-        r->found = !err;
-        if (!*rest)
-            return 0;
-        p = end;
-    }
 }

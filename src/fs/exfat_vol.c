@@ -1,34 +1,14 @@
-/* exFAT volumes: mount (boot region validation, system entries of the root directory,
- * up-case table), the volume-dirty flag, unmount and volume information.
+/* exFAT volumes: boot region validation, the root directory's system entries (allocation
+ * bitmap, up-case table, label), the VolumeDirty flag and the free-space count.
  *
  * Mount reads the boot region, the root directory's first entries and the up-case table,
- * nothing else: free space is found lazily from a hint (exfat_alloc.c), so mounting a
- * multi-TB volume costs a few sector reads. */
+ * nothing else: free space is found lazily from a hint (alloc.c), so mounting a multi-TB
+ * volume costs a few sector reads. */
 #include "fs/exfat.h"
-#include "fs/part.h"
 #include "util/upcase.h"
 #include "util/utf.h"
 
 #define WHY(msg) (v->why = (msg), SF_ECORRUPT)
-
-uint16_t vol_upcase(const struct sf_vol *v, uint16_t c)
-{
-    if (v->cfg.upcase_buf && !v->upcase_builtin)
-        return v->cfg.upcase_buf[c];
-    return sf_upcase_builtin(c);
-}
-
-sf_time_ms vol_now(const struct sf_vol *v)
-{
-    if (v->cfg.clock)
-        return v->cfg.clock(v->cfg.clock_ctx);
-    return 315532800000LL; /* 1980-01-01 00:00:00 UTC */
-}
-
-const char *sf_mount_error(const struct sf_vol *v)
-{
-    return v->why ? v->why : "";
-}
 
 /* exFAT boot checksum (spec 3.4): sectors 0..10, skipping VolumeFlags and PercentInUse. */
 static uint32_t boot_sum(uint32_t sum, const uint8_t *p, uint32_t n, int first)
@@ -66,6 +46,8 @@ static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
     uint8_t nfats = b[EXBS_NUM_FATS];
     if (nfats != 1 && nfats != 2)
         return WHY("NumberOfFats is not 1 or 2");
+    if (nfats == 2)
+        v->rdonly = 1;          /* TexFAT: read, never write */
     if (b[EXBS_FS_REVISION + 1] != 1)
         return WHY("FileSystemRevision major version is not 1");
     uint64_t vol_len = ld_le64(b + EXBS_VOLUME_LENGTH);
@@ -95,6 +77,7 @@ static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
     v->cluster_shift = (uint8_t)(ss + spc);
     v->fat_offset = fat_off;
     v->fat_length = fat_len;
+    v->num_fats = nfats;
     v->heap_offset = heap;
     v->cluster_count = count;
     v->root_cluster = root;
@@ -261,151 +244,31 @@ static int read_root_system_entries(struct sf_vol *v)
     return load_upcase(v, up_first, up_len, up_sum);
 }
 
-int sf_mount(struct sf_vol *v, const struct sf_vol_cfg *cfg)
+int exfat_mount(struct sf_vol *v, uint8_t *buf)
 {
-    struct sf_part part;
-    uint8_t *buf;
     int err;
-
-    memset(v, 0, sizeof *v);
-    if (!cfg || !cfg->bd || !cfg->buf)
-        return SF_EINVAL;
-    v->cfg = *cfg;
-    v->bd = cfg->bd;
-    v->rdonly = (cfg->flags & SF_VOL_RDONLY) || (cfg->bd->flags & SF_BDEV_READONLY);
-    if (cfg->bd->sector_size != 512 && cfg->bd->sector_size != 4096)
-        return SF_EINVAL;
-    if (cfg->buf_size < SF_VOL_BUF_MIN(cfg->bd->sector_size)) {
-        v->why = "metadata buffer smaller than two sectors";
-        return SF_ENOMEM;
-    }
-    buf = cfg->buf;
-    err = sf_part_find(cfg->bd, cfg->partition, buf, &part);
-    if (err == SF_ENOENT) {
-        v->why = cfg->partition ? "no such partition" : "no exFAT or FAT file system found";
-        return SF_ENOENT;
-    }
-    if (err) {
-        if (err == SF_ECORRUPT)
-            v->why = "partition table is inconsistent";
-        return err;
-    }
-    if (part.first != 0 || part.count != cfg->bd->sector_count) {
-        if ((err = sf_bdev_window_init(&v->win, cfg->bd, part.first, part.count)))
-            return err;
-        v->bd = &v->win.bd;
-    }
-    v->info.volume_offset = part.first * cfg->bd->sector_size;
-    if ((err = sf_bdev_read(v->bd, 0, buf, 1)))
-        return err;
-    if (sf_boot_sector_kind(buf, cfg->bd->sector_size) != SF_FS_EXFAT) {
-        v->why = "not an exFAT volume (FAT support comes later)";
-        return SF_ENOTSUP;
-    }
     if ((err = check_boot_sector(v, buf)) || (err = check_boot_region(v, buf)))
         return err;
     v->fs_type = SF_FS_EXFAT;
-    cache_init(v, cfg->buf, cfg->buf_size);
-    v->next_free = EXFAT_FIRST_CLUSTER;
-    v->free_clusters = -1;
-    if ((err = read_root_system_entries(v)))
-        return err;
-    v->why = "";
-    return 0;
+    v->fat_bits = 32;
+    cache_init(v, v->cfg.buf, v->cfg.buf_size);
+    return read_root_system_entries(v);
 }
 
-int vol_flush(struct sf_vol *v)
+int exfat_set_dirty(struct sf_vol *v, int dirty)
 {
-    if (!v->unflushed)
-        return 0;
-    v->unflushed = 0;
-    int err = sf_bdev_flush(v->bd);
+    uint8_t *b;
+    int err = cache_get(v, 0, &b);
     if (err)
-        v->unflushed = 1;
-    return err;
-}
-
-int vol_begin_write(struct sf_vol *v)
-{
-    uint8_t *b;
-    int err;
-    if (v->rdonly)
-        return SF_EROFS;
-    if (v->dirty_set)
-        return 0;
-    v->dirty_set = 1;
-    if (v->info.dirty)          /* already dirty on disk: leave it for a checker */
-        return 0;
-    if ((err = cache_get(v, 0, &b)))
         return err;
-    st_le16(b + EXBS_VOLUME_FLAGS, (uint16_t)(ld_le16(b + EXBS_VOLUME_FLAGS) | EXFAT_VOLFLAG_DIRTY));
-    if ((err = cache_put(v, 0)) || (err = vol_flush(v))) {
-        v->dirty_set = 0;
-        return err;
-    }
-    return 0;
+    uint16_t f = ld_le16(b + EXBS_VOLUME_FLAGS);
+    f = (uint16_t)(dirty ? f | EXFAT_VOLFLAG_DIRTY : f & ~EXFAT_VOLFLAG_DIRTY);
+    st_le16(b + EXBS_VOLUME_FLAGS, f);
+    return cache_put(v, 0);
 }
 
-/* Everything is on the medium: flush, then clear the dirty flag we set, then flush. */
-int vol_clean(struct sf_vol *v)
+int64_t exfat_count_free(struct sf_vol *v)
 {
-    uint8_t *b;
-    int err;
-    if (!v->dirty_set)
-        return 0;
-    if ((err = vol_flush(v)))
-        return err;
-    if (!v->info.dirty) {
-        if ((err = cache_get(v, 0, &b)))
-            return err;
-        st_le16(b + EXBS_VOLUME_FLAGS,
-                (uint16_t)(ld_le16(b + EXBS_VOLUME_FLAGS) & ~EXFAT_VOLFLAG_DIRTY));
-        if ((err = cache_put(v, 0)) || (err = vol_flush(v)))
-            return err;
-    }
-    v->dirty_set = 0;
-    return 0;
-}
-
-int vol_end_write(struct sf_vol *v)
-{
-    return v->writers ? 0 : vol_clean(v);
-}
-
-int sf_unmount(struct sf_vol *v)
-{
-    int err = 0, e;
-    while (v->open_files) {
-        struct sf_file *f = v->open_files;
-        e = sf_close(f);
-        if (e && !err)
-            err = e;
-        if (v->open_files == f)   /* close failed to unlink: do not loop */
-            v->open_files = f->next_open;
-    }
-    if (!v->rdonly) {
-        e = vol_clean(v);
-        if (e && !err)
-            err = e;
-    }
-    v->fs_type = SF_FS_NONE;
-    return err;
-}
-
-int sf_vol_info(struct sf_vol *v, struct sf_vol_info *info)
-{
-    if (v->fs_type == SF_FS_NONE)
-        return SF_EBADF;
-    *info = v->info;
-    return 0;
-}
-
-int64_t sf_vol_free_clusters(struct sf_vol *v)
-{
-    if (v->fs_type == SF_FS_NONE)
-        return SF_EBADF;
-    if (v->free_clusters >= 0)
-        return v->free_clusters;
     uint32_t ss = vol_ss(v), bits_per_sec = ss * 8, used = 0;
     uint64_t lba0 = clus_lba(v, v->bitmap_cluster);  /* the bitmap is contiguous by rule */
     for (uint32_t c = 0; c < v->cluster_count; c += bits_per_sec) {
@@ -424,6 +287,5 @@ int64_t sf_vol_free_clusters(struct sf_vol *v)
         for (uint32_t i = n & ~7u; i < n; i++)
             used += (sec[i / 8] >> (i % 8)) & 1u;
     }
-    v->free_clusters = (int64_t)v->cluster_count - used;
-    return v->free_clusters;
+    return (int64_t)v->cluster_count - used;
 }

@@ -27,6 +27,7 @@ try:
     print(t["partitions"][0]["start"] * t.get("sectorsize", 512))
 except (ValueError, KeyError, IndexError):
     print(0)  # no partition table (sfdisk prints nothing or an empty table)
+'
 }
 
 # check_volume IMG OFFSET [losetup options]: fsck, label, fuse write, fsck again.

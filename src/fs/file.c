@@ -1,16 +1,17 @@
-/* exFAT files: open, read, write, seek, truncate, sync, close.
+/* Files on exFAT and FAT: open, read, write, seek, truncate, sync, close.
  *
- * Sizes: DataLength is the file size and the clusters allocated cover exactly
- * ceil(DataLength / cluster size) clusters; ValidDataLength is how much of that was written.
- * Reads past ValidDataLength return zeros without touching the medium; a write that starts
- * past it first writes zeros over the gap, because ValidDataLength is a single watermark.
+ * Sizes: the clusters allocated cover exactly ceil(size / cluster size) clusters. exFAT's
+ * ValidDataLength says how much of that was written: reads past it return zeros without
+ * touching the medium, and a write that starts past it first writes zeros over the gap,
+ * because it is a single watermark. FAT has no such field: its valid length is always the
+ * size, and growing a file by truncate writes the zeros at once. FAT files stop at 4 GiB - 1.
  *
  * Write order (docs/DESIGN.md): clusters are marked allocated when a write needs them, the
  * data is written, and the directory entry (size, first cluster, NoFatChain) is rewritten
  * only by sf_sync / sf_close / sf_truncate, after a device flush. A cut before that leaves the
  * old size over valid data and, at worst, leaked clusters. Shrinking updates the entry
  * before it frees clusters. */
-#include "fs/exfat.h"
+#include "fs/fs.h"
 
 static int file_writable(const struct sf_file *f)
 {
@@ -51,12 +52,12 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
             return SF_EEXIST;
         if (r.d.attr & SF_ATTR_DIR)
             return SF_EISDIR;
-        struct sf_file *o = find_open(v, &r.set.loc);
+        struct sf_file *o = find_open(v, &r.d.loc);
         if (o && (writable || file_writable(o)))
             return SF_EBUSY;
         if (writable && (r.d.attr & SF_ATTR_RDONLY))
             return SF_EPERM;
-        f->loc = r.set.loc;
+        f->loc = r.d.loc;
         f->chain = r.d.ch;
         f->data_length = r.d.data_length;
         f->valid_length = r.d.valid_length;
@@ -66,17 +67,20 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
     } else {
         if (!(flags & SF_O_CREAT))
             return SF_ENOENT;
-        struct sf_chain none = { 0, 0, 0 };
         sf_time_ms now = vol_now(v);
         if ((err = vol_begin_write(v)))
             return err;
-        eset_build(v, &r.set, r.name, r.name_len, SF_ATTR_ARCH, &none, 0, 0, now);
-        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set, r.free_hint);
+        memset(&r.d, 0, sizeof r.d);
+        memcpy(r.d.name, r.name, r.name_len * sizeof r.name[0]);
+        r.d.name_len = r.name_len;
+        r.d.attr = SF_ATTR_ARCH;
+        r.d.ctime = r.d.mtime = r.d.atime = now;
+        err = dir_create(v, &r.parent, &r.parent_loc, &r.d, r.free_hint);
         if (err) {
             vol_end_write(v);
             return err;
         }
-        f->loc = r.set.loc;
+        f->loc = r.d.loc;
         f->attr = SF_ATTR_ARCH;
         f->ctime = f->mtime = now;
     }
@@ -262,7 +266,7 @@ sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
     if (n == 0)
         return 0;
     uint64_t end = f->pos + n;
-    if (end < f->pos)
+    if (end < f->pos || (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE))
         return SF_EFBIG;
     err = file_reserve(f, end);
     if (err == SF_ENOSPC) {                  /* write what fits, report the rest later */
@@ -325,8 +329,8 @@ static int file_commit(struct sf_file *f)
     if ((err = vol_flush(v)))
         return err;
     f->mtime = vol_now(v);
-    if ((err = eset_update(v, &f->loc, f->attr, &f->chain, f->size, f->valid_length,
-                           f->mtime, 1)))
+    if ((err = dir_update(v, &f->loc, f->attr, &f->chain, f->size, f->valid_length,
+                          f->mtime, 1)))
         return err;
     if ((err = vol_flush(v)))
         return err;
@@ -345,8 +349,16 @@ int sf_truncate(struct sf_file *f, uint64_t size)
     if (size == f->size)
         return 0;
     if (size > f->size) {
+        if (!vol_is_exfat(v) && size > SF_FAT_MAX_FILE)
+            return SF_EFBIG;
         if ((err = file_reserve(f, size)))
             return err;        /* an incomplete reservation is freed by close */
+        if (!vol_is_exfat(v)) {
+            /* FAT cannot say "not written yet": the new bytes must be zeros on disk. */
+            if ((err = write_at(f, f->valid_length, NULL, size - f->valid_length)))
+                return f->failed = err;
+            f->valid_length = size;
+        }
         f->size = f->data_length = size;
         f->meta_dirty = 1;
         return 0;
@@ -363,7 +375,7 @@ int sf_truncate(struct sf_file *f, uint64_t size)
     /* The entry stops referring to the tail before the tail is freed. */
     f->mtime = vol_now(v);
     if ((err = vol_flush(v)) ||
-        (err = eset_update(v, &f->loc, f->attr, &after, size, f->valid_length, f->mtime, 1)) ||
+        (err = dir_update(v, &f->loc, f->attr, &after, size, f->valid_length, f->mtime, 1)) ||
         (err = vol_flush(v)) ||
         (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
         return f->failed = err;

@@ -1,4 +1,4 @@
-/* exFAT name operations: stat, mkdir, unlink, rmdir, rename, and directory listing.
+/* Name operations (exFAT and FAT): stat, mkdir, unlink, rmdir, rename, and directory listing.
  *
  * Each operation that changes the volume runs between vol_begin_write (volume-dirty flag set
  * and flushed) and vol_end_write (flush, flag cleared when no file is open for writing).
@@ -7,7 +7,7 @@
  * - unlink: entry set marked unused (file entry first), then clusters freed (a cut leaks);
  * - rename: the new set is written before the old one is deleted. A cut in between leaves
  *   two names for the same clusters, which a checker reports; the data is never lost. */
-#include "fs/exfat.h"
+#include "fs/fs.h"
 #include "util/utf.h"
 
 static void fill_stat(const struct sf_vol *v, const struct dentry *d, struct sf_stat *st)
@@ -24,7 +24,7 @@ static void fill_stat(const struct sf_vol *v, const struct dentry *d, struct sf_
     st->atime = d->atime;
     /* A file open for writing is ahead of its entry on disk: show what the writer has. */
     for (const struct sf_file *f = v->open_files; f; f = f->next_open) {
-        if (f->loc.lba[0] == d->loc_lba && f->loc.off == d->loc_off) {
+        if (f->loc.lba[0] == d->loc.lba[0] && f->loc.off == d->loc.off) {
             st->size = f->size;
             st->alloc_size = f->chain.size;
             st->first_cluster = f->chain.first;
@@ -49,8 +49,6 @@ int sf_stat(struct sf_vol *v, const char *path, struct sf_stat *st)
     }
     if (!r.found)
         return SF_ENOENT;
-    r.d.loc_lba = r.set.loc.lba[0];
-    r.d.loc_off = r.set.loc.off;
     fill_stat(v, &r.d, st);
     return 0;
 }
@@ -71,10 +69,17 @@ int sf_mkdir(struct sf_vol *v, const char *path)
         return SF_EEXIST;
     if ((err = vol_begin_write(v)))
         return err;
-    if ((err = chain_grow(v, &ch, 0, &last, 1)) == 0 && (err = dir_zero_cluster(v, ch.first)) == 0) {
-        eset_build(v, &r.set, r.name, r.name_len, SF_ATTR_DIR, &ch, vol_cs(v), vol_cs(v),
-                   vol_now(v));
-        err = dir_insert(v, &r.parent, &r.parent_loc, &r.set, r.free_hint);
+    sf_time_ms now = vol_now(v);
+    if ((err = chain_grow(v, &ch, 0, &last, 1)) == 0 &&
+        (err = dir_init_cluster(v, ch.first, &r.parent, now)) == 0) {
+        memset(&r.d, 0, sizeof r.d);
+        memcpy(r.d.name, r.name, r.name_len * sizeof r.name[0]);
+        r.d.name_len = r.name_len;
+        r.d.attr = SF_ATTR_DIR;
+        r.d.ch = ch;
+        r.d.data_length = r.d.valid_length = vol_cs(v);
+        r.d.ctime = r.d.mtime = r.d.atime = now;
+        err = dir_create(v, &r.parent, &r.parent_loc, &r.d, r.free_hint);
     }
     if (err && ch.first)
         chain_free(v, &ch, 1);      /* nothing refers to it yet */
@@ -102,11 +107,11 @@ static int remove_path(struct sf_vol *v, const char *path, int want_dir)
     if (is_dir && (err = dir_is_empty(v, &r.d.ch)) != 1)
         return err < 0 ? err : SF_ENOTEMPTY;
     for (struct sf_file *f = v->open_files; f; f = f->next_open)
-        if (f->loc.lba[0] == r.set.loc.lba[0] && f->loc.off == r.set.loc.off)
+        if (f->loc.lba[0] == r.d.loc.lba[0] && f->loc.off == r.d.loc.off)
             return SF_EBUSY;
     if ((err = vol_begin_write(v)))
         return err;
-    err = eset_delete(v, &r.set.loc);
+    err = dir_remove(v, &r.d.loc);
     if (!err && r.d.ch.first)
         err = chain_free(v, &r.d.ch, (uint32_t)(r.d.ch.size >> v->cluster_shift));
     int e = vol_end_write(v);
@@ -142,36 +147,26 @@ int sf_rename(struct sf_vol *v, const char *from, const char *to)
         return err;
     if (!b.name_len)
         return SF_EEXIST;
-    int same_entry = b.found && b.set.loc.lba[0] == a.set.loc.lba[0] && b.set.loc.off == a.set.loc.off;
+    int same_entry = b.found && b.d.loc.lba[0] == a.d.loc.lba[0] && b.d.loc.off == a.d.loc.off;
     if (b.found && !same_entry)
         return SF_EEXIST;
     if (is_dir && b.parent.first == a.d.ch.first)
         return SF_EINVAL;           /* into itself */
     for (struct sf_file *f = v->open_files; f; f = f->next_open)
-        if (f->loc.lba[0] == a.set.loc.lba[0] && f->loc.off == a.set.loc.off)
+        if (f->loc.lba[0] == a.d.loc.lba[0] && f->loc.off == a.d.loc.off)
             return SF_EBUSY;
     if ((err = vol_begin_write(v)))
         return err;
-    /* The new set keeps the old file entry (attributes, times) and stream extension
-     * (allocation, sizes); only the names and the name hash are new. */
-    struct eset *s = &b.set;
-    eset_build(v, s, b.name, b.name_len, 0, &a.d.ch, 0, 0, 0);
-    memcpy(s->e + 4, a.set.e + 4, EXDE_SIZE - 4);                  /* file entry fields */
-    uint16_t hash = ld_le16(s->e + EXDE_SIZE + EXDE_STREAM_NAME_HASH);
-    uint8_t len = s->e[EXDE_SIZE + EXDE_STREAM_NAME_LEN];
-    memcpy(s->e + EXDE_SIZE, a.set.e + EXDE_SIZE, EXDE_SIZE);       /* stream extension */
-    s->e[EXDE_SIZE + EXDE_STREAM_NAME_LEN] = len;
-    st_le16(s->e + EXDE_SIZE + EXDE_STREAM_NAME_HASH, hash);
-    if (same_entry && s->n == a.set.n) {
-        s->loc = a.set.loc;          /* same slots: one rewrite */
-        err = eset_write(v, s);
-    } else {
-        err = dir_insert(v, &b.parent, &b.parent_loc, s, b.found ? 0 : b.free_hint);
-        if (!err) {
-            /* The old set may have moved into the sectors cached for b; reload by loc. */
-            err = eset_delete(v, &a.set.loc);
-        }
-    }
+    /* The new entries keep everything of the old (attributes, times, allocation, sizes)
+     * but the name. */
+    struct dentry nd = a.d;
+    memcpy(nd.name, b.name, b.name_len * sizeof b.name[0]);
+    nd.name_len = b.name_len;
+    err = dir_create(v, &b.parent, &b.parent_loc, &nd, b.found ? 0 : b.free_hint);
+    if (!err)
+        err = dir_remove(v, &a.d.loc);
+    if (!err && is_dir && b.parent.first != a.parent.first)
+        err = dir_reparent(v, &a.d.ch, &b.parent);
     int e = vol_end_write(v);
     return err ? err : e;
 }
@@ -206,54 +201,29 @@ int sf_readdir(struct sf_dir *d, struct sf_stat *st)
 {
     struct sf_vol *v = d->vol;
     struct dwalk w;
-    struct eset s;
     struct dentry de;
     int err;
     if (!v)
         return SF_EBADF;
     if (d->done)
         return 0;
+    /* Resume the walk where the last call stopped, without recounting the chain. */
     w.v = v;
     w.ch = d->chain;
     w.nclus = d->nclus;
+    w.fixed = (!d->chain.first && v->root_entries) ? v->root_entries : 0;
     w.clus = d->cluster ? d->cluster : d->chain.first;
     w.cidx = d->cluster ? d->cluster_index : 0;
-    while (d->entry < dwalk_entries(&w)) {
-        uint64_t lba;
-        uint32_t off;
-        uint8_t *sec;
-        if ((err = dwalk_locate(&w, d->entry, &lba, &off)) || (err = cache_get(v, lba, &sec)))
-            return err;
-        d->cluster = w.clus;
-        d->cluster_index = w.cidx;
-        uint8_t type = sec[off];
-        if (type == EXDE_END)
-            break;
-        if (type != EXDE_FILE) {
-            d->entry++;
-            continue;
-        }
-        err = eset_read(&w, d->entry, &s);
-        if (err == SF_ECORRUPT) {            /* damaged set: skipped, as the lookup does */
-            d->entry++;
-            continue;
-        }
-        if (err)
-            return err;
-        d->entry += s.n;
-        d->cluster = w.clus;
-        d->cluster_index = w.cidx;
-        if ((err = eset_decode(v, &s, &de)) == SF_ECORRUPT)
-            continue;
-        if (err)
-            return err;
-        de.loc_lba = s.loc.lba[0];
-        de.loc_off = s.loc.off;
+    err = dir_next(v, &w, &d->entry, &de);
+    d->cluster = w.clus;
+    d->cluster_index = w.cidx;
+    if (err == 1) {
         fill_stat(v, &de, st);
         return 1;
     }
-    d->done = 1;
-    return 0;
+    if (!err)
+        d->done = 1;
+    return err;
 }
 
 int sf_closedir(struct sf_dir *d)

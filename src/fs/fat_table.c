@@ -1,0 +1,172 @@
+/* The FAT of FAT12/16/32 volumes: entry codecs and writes to every FAT copy.
+ *
+ * Values cross this file's boundary in normalised form (fs.h): end-of-chain markers
+ * (FAT12 >= 0xFF8, FAT16 >= 0xFFF8, FAT32 >= 0x0FFFFFF8) become SF_FAT_EOC, the bad-cluster
+ * marker becomes SF_FAT_BAD. FAT32 entries keep their reserved top 4 bits on write.
+ *
+ * Every FAT sector changed is written to copy 0 (through the cache) and then to each other
+ * copy, each write checked: copies may differ only while a write is under way. FAT12 volumes
+ * are mounted read-only, so FAT12 entries (which can straddle sectors) are only read. */
+#include "fs/fat.h"
+
+static uint64_t entry_byte(const struct sf_vol *v, uint32_t c)
+{
+    if (v->fat_bits == 32)
+        return (uint64_t)c * 4;
+    if (v->fat_bits == 16)
+        return (uint64_t)c * 2;
+    return (uint64_t)c + c / 2;
+}
+
+static uint32_t normalise(const struct sf_vol *v, uint32_t raw)
+{
+    uint32_t eoc, bad;
+    if (v->fat_bits == 32) {
+        raw &= 0x0FFFFFFFu;
+        eoc = 0x0FFFFFF8u;
+        bad = 0x0FFFFFF7u;
+    } else if (v->fat_bits == 16) {
+        eoc = 0xFFF8u;
+        bad = 0xFFF7u;
+    } else {
+        eoc = 0xFF8u;
+        bad = 0xFF7u;
+    }
+    if (raw >= eoc)
+        return SF_FAT_EOC;
+    if (raw == bad)
+        return SF_FAT_BAD;
+    return raw;
+}
+
+static uint32_t denormalise(const struct sf_vol *v, uint32_t val)
+{
+    uint32_t mask = v->fat_bits == 32 ? 0x0FFFFFFFu : v->fat_bits == 16 ? 0xFFFFu : 0xFFFu;
+    if (val == SF_FAT_EOC)
+        return mask;
+    if (val == SF_FAT_BAD)
+        return mask - 8;
+    return val & mask;
+}
+
+int fat_table_get(struct sf_vol *v, uint32_t c, uint32_t *next)
+{
+    uint64_t byte = entry_byte(v, c);
+    uint64_t lba = v->fat_offset + (byte >> v->sector_shift);
+    uint32_t off = (uint32_t)(byte & (vol_ss(v) - 1));
+    uint8_t *sec;
+    int err = cache_get(v, lba, &sec);
+    if (err)
+        return err;
+    uint32_t raw;
+    if (v->fat_bits == 32) {
+        raw = ld_le32(sec + off);
+    } else if (v->fat_bits == 16) {
+        raw = ld_le16(sec + off);
+    } else {
+        uint32_t lo = sec[off], hi;
+        if (off + 1 < vol_ss(v)) {
+            hi = sec[off + 1];
+        } else {                          /* the entry straddles two FAT sectors */
+            if ((err = cache_get(v, lba + 1, &sec)))
+                return err;
+            hi = sec[0];
+        }
+        raw = lo | hi << 8;
+        raw = (c & 1) ? raw >> 4 : raw & 0xFFF;
+    }
+    *next = normalise(v, raw);
+    return 0;
+}
+
+/* Write FAT sector `rel` (relative to the FAT start), already changed in the cache, to copy 0
+ * and then to the other copies. */
+static int put_fat_sector(struct sf_vol *v, uint64_t rel, const uint8_t *sec)
+{
+    uint64_t lba = v->fat_offset + rel;
+    int err = cache_put(v, lba);
+    for (uint32_t k = 1; !err && k < v->num_fats; k++) {
+        uint64_t copy = lba + (uint64_t)k * v->fat_length;
+        cache_forget(v, copy, 1);
+        err = sf_bdev_write(v->bd, copy, sec, 1);
+    }
+    return err;
+}
+
+/* Entries [start, start + n): entry c gets next_of(c); one pass per FAT sector. */
+static int fat_write_entries(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end,
+                             int chain)
+{
+    if (v->fat_bits == 12)
+        return SF_EROFS;
+    uint32_t c = start, stop = start + n, w = v->fat_bits / 8;
+    while (c < stop) {
+        uint64_t byte = entry_byte(v, c);
+        uint64_t rel = byte >> v->sector_shift;
+        uint32_t off = (uint32_t)(byte & (vol_ss(v) - 1));
+        uint8_t *sec;
+        int err = cache_get(v, v->fat_offset + rel, &sec);
+        if (err)
+            return err;
+        for (; c < stop && off < vol_ss(v); c++, off += w) {
+            uint32_t val = denormalise(v, chain ? (c + 1 == stop ? end : c + 1) : end);
+            if (w == 4)
+                st_le32(sec + off, (ld_le32(sec + off) & 0xF0000000u) | val);
+            else
+                st_le16(sec + off, (uint16_t)val);
+        }
+        if ((err = put_fat_sector(v, rel, sec)))
+            return err;
+    }
+    return 0;
+}
+
+int fat_table_set(struct sf_vol *v, uint32_t c, uint32_t next)
+{
+    return fat_write_entries(v, c, 1, next, 0);
+}
+
+int fat_table_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
+{
+    return fat_write_entries(v, start, n, end, 1);
+}
+
+int fat_table_fill(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t value)
+{
+    return fat_write_entries(v, start, n, value, 0);
+}
+
+int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out)
+{
+    *out = 0;
+    if (v->fat_bits == 12) {
+        for (uint32_t c = from; c < to; c++) {
+            uint32_t e;
+            int err = fat_table_get(v, c, &e);
+            if (err)
+                return err;
+            if (!e) {
+                *out = c;
+                return 0;
+            }
+        }
+        return 0;
+    }
+    uint32_t c = from, w = v->fat_bits / 8;
+    while (c < to) {
+        uint64_t byte = entry_byte(v, c);
+        uint32_t off = (uint32_t)(byte & (vol_ss(v) - 1));
+        uint8_t *sec;
+        int err = cache_get(v, v->fat_offset + (byte >> v->sector_shift), &sec);
+        if (err)
+            return err;
+        for (; c < to && off < vol_ss(v); c++, off += w) {
+            uint32_t raw = w == 4 ? ld_le32(sec + off) & 0x0FFFFFFFu : ld_le16(sec + off);
+            if (!raw) {
+                *out = c;
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
