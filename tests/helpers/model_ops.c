@@ -14,8 +14,12 @@
  * case-insensitive matching, while listings must show the spelling used at creation.
  *
  * With DUMP_DIR the final model is written there as a directory tree, for the calling
- * script to compare against what exfat-fuse shows. Exit 0 when everything matched; on a
- * mismatch, prints the seed, the operation number and the last operations, exits 1. */
+ * script to compare against what exfat-fuse shows, and DUMP_DIR.vdl lists each file as
+ * "VDL<TAB>SIZE<TAB>PATH", VDL being the bytes the model expects to be really written
+ * (a grow by sf_truncate writes nothing: the bytes past VDL are zeros by exFAT's
+ * ValidDataLength, which some readers ignore). Exit 0 when everything matched; on a
+ * mismatch, prints the seed, the operation number and the last operations, exits 1.
+ * MODEL_OPS_TRACE=1 in the environment prints every operation as it is done. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -64,6 +68,8 @@ struct node {
     int variant;             /* spelling stored on the volume */
     uint8_t *data;
     size_t size;
+    size_t vdl;              /* bytes surely written to the medium (exFAT ValidDataLength as
+                                the model expects it): a grow by truncate writes nothing */
 };
 
 static struct node nodes[MAXN];
@@ -74,6 +80,7 @@ static long opno;
 static size_t total_bytes;
 static char hist[8][700];
 static int hist_n;
+static int trace;                /* MODEL_OPS_TRACE=1: print every operation */
 
 static uint64_t rnd64(void)
 {
@@ -91,6 +98,8 @@ static void note(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(hist[hist_n % 8], sizeof hist[0], fmt, ap);
     va_end(ap);
+    if (trace)
+        fprintf(stderr, "%ld: %s\n", opno, hist[hist_n % 8]);
     hist_n++;
 }
 
@@ -401,6 +410,7 @@ static void op_create(void)
     nd->variant = v;
     size_t len = rnd(4) ? clamp_growth(nd, rand_len()) : 0;
     model_resize(nd, len);
+    nd->vdl = len;
     fill_random(nd->data, len);
     write_all(&f, nd->data, len, path);
     close_or_die(&f, path);
@@ -451,6 +461,8 @@ static void op_write(void)
     close_or_die(&f, path);
     if (off + len > nd->size)
         model_resize(nd, off + len);
+    if (off + len > nd->vdl)
+        nd->vdl = off + len;     /* a gap before off must have been zero-filled */
     memcpy(nd->data + off, src, len);
     free(src);
 }
@@ -472,6 +484,7 @@ static void op_truncate(void)
             die("O_TRUNC %s: size %llu after open", path, (unsigned long long)sf_fsize(&f));
         close_or_die(&f, path);
         model_resize(nd, 0);
+        nd->vdl = 0;
         return;
     }
     size_t ns = rnd(2) ? rnd((uint32_t)nd->size + 1) : nd->size + rnd(200000);
@@ -485,6 +498,8 @@ static void op_truncate(void)
         die("truncate %s to %zu: sf_fsize %llu", path, ns, (unsigned long long)sf_fsize(&f));
     close_or_die(&f, path);
     model_resize(nd, ns);
+    if (nd->vdl > ns)
+        nd->vdl = ns;
 }
 
 static void op_delete(void)
@@ -723,8 +738,13 @@ static void remount(void)
 static void dump(const char *dir)
 {
     char rel[1200], full[2400];
+    FILE *man;
     if (mkdir(dir, 0755) && errno != EEXIST)
         die("mkdir %s: %s", dir, strerror(errno));
+    snprintf(full, sizeof full, "%s.vdl", dir);
+    man = fopen(full, "w");
+    if (!man)
+        die("dump: %s: %s", full, strerror(errno));
     /* parents have lower depth: create level by level */
     for (int lvl = 1; lvl <= MAX_DEPTH + 1; lvl++) {
         for (int i = 1; i < MAXN; i++) {
@@ -740,9 +760,12 @@ static void dump(const char *dir)
                 if (!fp || (nodes[i].size && fwrite(nodes[i].data, 1, nodes[i].size, fp) != nodes[i].size) ||
                     fclose(fp))
                     die("dump: write %s", full);
+                fprintf(man, "%zu\t%zu\t%s\n", nodes[i].vdl, nodes[i].size, rel + 1);
             }
         }
     }
+    if (fclose(man))
+        die("dump: manifest");
 }
 
 int main(int argc, char **argv)
@@ -757,6 +780,7 @@ int main(int argc, char **argv)
     every = argc > 4 ? strtol(argv[4], NULL, 10) : 100;
     if (every <= 0)
         every = 100;
+    trace = getenv("MODEL_OPS_TRACE") && *getenv("MODEL_OPS_TRACE") == '1';
     rng = 0x9E3779B97F4A7C15ull ^ ((uint64_t)seed_arg * 0xD1B54A32D192ED03ull);
     if (!rng)
         rng = 1;
