@@ -59,6 +59,11 @@ struct sf_vol_cfg {
     uint32_t flags;          /* SF_VOL_* */
     uint32_t partition;      /* 0: automatic (superfloppy, else the first FAT/exFAT
                                 partition of an MBR or GPT); N: the Nth partition, from 1 */
+    void *fat_cache;         /* optional, FAT12/16/32: memory for the free-space summary (one
+                                bit per group of FAT sectors known to hold no free entry; see
+                                docs/FAT.md for the size that covers a volume at one sector a
+                                bit). NULL / 0: none, allocation is still correct */
+    uint32_t fat_cache_size; /* bytes */
 };
 
 struct sf_vol_info {
@@ -73,6 +78,10 @@ struct sf_vol_info {
     char label[48];             /* UTF-8, up to 11 UTF-16 units (exFAT) */
     int dirty;                  /* the volume-dirty flag as found at mount */
     uint16_t fs_revision;       /* exFAT: 0x0100 */
+    const char *warning;        /* FAT: static text when the volume mounted but is odd (a
+                                   cluster count outside its type's range), else NULL */
+    int errors;                 /* FAT16/32: the hard-error bit of FAT[1] said errors were
+                                   seen (as found at mount) */
 };
 
 /* File and directory attributes (the FAT/exFAT attribute byte). */
@@ -203,6 +212,12 @@ struct sf_vol {
     struct sf_cache_slot *cache;
     uint32_t cache_n;
     uint32_t cache_victim;       /* next slot handed out as scratch */
+    /* FAT free-space summary in cfg.fat_cache: bit g set = FAT sectors
+     * [g << fs_shift, (g + 1) << fs_shift) are known to hold no free entry. */
+    uint8_t *fs_bits;
+    uint32_t fs_groups;          /* bits in fs_bits (0: no summary) */
+    uint8_t fs_shift;            /* log2 FAT sectors per bit */
+    uint8_t mirror_off;          /* FAT32 ExtFlags: mirroring off (mounted read-only) */
 };
 
 /* ---- volumes ---- */
@@ -258,7 +273,9 @@ int sf_closedir(struct sf_dir *d);
 enum sf_part_scheme { SF_PART_NONE = 0, SF_PART_MBR = 1, SF_PART_GPT = 2 };
 
 struct sf_mkfs_opts {
-    uint8_t fs_type;         /* SF_FS_EXFAT (0 = automatic by size; exFAT until FAT lands) */
+    uint8_t fs_type;         /* SF_FS_EXFAT, SF_FS_FAT32, SF_FS_FAT16; 0 = automatic by the size
+                                used: FAT16 up to 2 GiB, FAT32 up to 32 GiB, exFAT above (as
+                                SD, SDHC and SDXC cards come) */
     uint8_t partition;       /* enum sf_part_scheme */
     uint32_t cluster_size;   /* bytes, power of two, 4 KiB .. 32 MiB for exFAT; 0 = by size */
     uint64_t align;          /* bytes, allocation-unit alignment of the cluster heap and of
@@ -272,6 +289,7 @@ struct sf_mkfs_opts {
     void *buf;               /* work memory, >= one sector, aligned to bd->mem_align;
                                 larger (e.g. 1 MiB) makes zeroing faster */
     uint32_t buf_size;
+    uint8_t fats;            /* FAT32/FAT16: FAT copies, 1 or 2; 0 = 2 */
 };
 /* Format. On failure *why (if why is not NULL) points to a static text naming the option or
  * limit at fault ("cluster size too small for this volume size"), or "" for device errors. */

@@ -6,7 +6,18 @@
  *
  * Every FAT sector changed is written to copy 0 (through the cache) and then to each other
  * copy, each write checked: copies may differ only while a write is under way. FAT12 volumes
- * are mounted read-only, so FAT12 entries (which can straddle sectors) are only read. */
+ * are mounted read-only, so FAT12 entries (which can straddle sectors) are only read.
+ *
+ * Free space (FAT16/32): a search starts at the caller's hint (the FSInfo next-free hint, then
+ * the end of the last allocation) and reads the FAT a sector at a time through the cache. The
+ * optional summary in cfg.fat_cache keeps one bit per group of 2^fs_shift FAT sectors:
+ *   invariant: a set bit means every entry of the group's sectors that names a cluster of the
+ *   heap is in use. It is set only when a search read the whole group and found nothing
+ *   free, and cleared before any entry of the group is written as free.
+ * So a search never reads a region known to be full twice, the summary is filled lazily (no
+ * scan at mount), and a lost or absent summary costs time, never correctness.
+ *
+ * Sections: codecs; writing; free space. */
 #include "fs/fat.h"
 
 static uint64_t entry_byte(const struct sf_vol *v, uint32_t c)
@@ -93,6 +104,18 @@ static int put_fat_sector(struct sf_vol *v, uint64_t rel, const uint8_t *sec)
     return err;
 }
 
+static void summary_clear(struct sf_vol *v, uint64_t rel)
+{
+    uint64_t g = rel >> v->fs_shift;
+    if (g < v->fs_groups)
+        v->fs_bits[g >> 3] &= (uint8_t)~(1u << (g & 7));
+}
+
+static int summary_full(const struct sf_vol *v, uint64_t g)
+{
+    return g < v->fs_groups && (v->fs_bits[g >> 3] >> (g & 7) & 1u);
+}
+
 /* Entries [start, start + n): entry c gets next_of(c); one pass per FAT sector. */
 static int fat_write_entries(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end,
                              int chain)
@@ -108,6 +131,8 @@ static int fat_write_entries(struct sf_vol *v, uint32_t start, uint32_t n, uint3
         int err = cache_get(v, v->fat_offset + rel, &sec);
         if (err)
             return err;
+        if (!chain && end == 0)
+            summary_clear(v, rel);       /* before the sector says free */
         for (; c < stop && off < vol_ss(v); c++, off += w) {
             uint32_t val = denormalise(v, chain ? (c + 1 == stop ? end : c + 1) : end);
             if (w == 4)
@@ -136,9 +161,35 @@ int fat_table_fill(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t value)
     return fat_write_entries(v, start, n, value, 0);
 }
 
+/* ---- free space ---- */
+
+void fat_table_summary_init(struct sf_vol *v)
+{
+    uint64_t bytes = v->cfg.fat_cache ? v->cfg.fat_cache_size : 0;
+    uint32_t groups = v->fat_length;
+    uint8_t shift = 0;
+    v->fs_bits = NULL;
+    v->fs_groups = 0;
+    v->fs_shift = 0;
+    if (v->fat_bits == 12 || bytes == 0)
+        return;
+    while (((uint64_t)groups + 7) / 8 > bytes) {
+        shift++;
+        groups = (uint32_t)(((uint64_t)v->fat_length + (1u << shift) - 1) >> shift);
+    }
+    v->fs_bits = v->cfg.fat_cache;
+    v->fs_groups = groups;
+    v->fs_shift = shift;
+    memset(v->fs_bits, 0, (groups + 7) / 8);
+}
+
 int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out)
 {
     *out = 0;
+    if (from < SF_FIRST_CLUSTER)
+        from = SF_FIRST_CLUSTER;
+    if (to > SF_FIRST_CLUSTER + v->cluster_count)
+        to = SF_FIRST_CLUSTER + v->cluster_count;
     if (v->fat_bits == 12) {
         for (uint32_t c = from; c < to; c++) {
             uint32_t e;
@@ -152,12 +203,27 @@ int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *
         }
         return 0;
     }
-    uint32_t c = from, w = v->fat_bits / 8;
+    uint32_t w = v->fat_bits / 8, eps = vol_ss(v) / w;     /* entries per FAT sector */
+    uint32_t eps_shift = v->sector_shift - (w == 4 ? 2 : 1);
+    uint32_t c = from;
+    /* The group being read counts as full only if this search read it from its first
+     * entry (entries 0 and 1 name no cluster and count as in use). */
+    uint64_t g_cur = UINT64_MAX;
+    int g_whole = 0;
     while (c < to) {
-        uint64_t byte = entry_byte(v, c);
-        uint32_t off = (uint32_t)(byte & (vol_ss(v) - 1));
+        uint64_t rel = c >> eps_shift, g = rel >> v->fs_shift;
+        if (summary_full(v, g)) {
+            uint64_t next = (g + 1) << (v->fs_shift + eps_shift);
+            c = next < to ? (uint32_t)next : to;
+            continue;
+        }
+        if (g != g_cur) {
+            g_cur = g;
+            g_whole = c <= (g << (v->fs_shift + eps_shift)) + SF_FIRST_CLUSTER * (g == 0);
+        }
+        uint32_t off = (c & (eps - 1)) * w;
         uint8_t *sec;
-        int err = cache_get(v, v->fat_offset + (byte >> v->sector_shift), &sec);
+        int err = cache_get(v, v->fat_offset + rel, &sec);
         if (err)
             return err;
         for (; c < to && off < vol_ss(v); c++, off += w) {
@@ -167,6 +233,45 @@ int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *
                 return 0;
             }
         }
+        /* At the end of a group read whole, or at the end of the heap: record it. */
+        uint64_t gend = (g + 1) << (v->fs_shift + eps_shift);
+        if (g_whole && g < v->fs_groups &&
+            (c == gend || c == SF_FIRST_CLUSTER + v->cluster_count) && c <= to)
+            v->fs_bits[g >> 3] |= (uint8_t)(1u << (g & 7));
     }
     return 0;
+}
+
+int64_t fat_table_count_free(struct sf_vol *v)
+{
+    uint32_t end = SF_FIRST_CLUSTER + v->cluster_count, c = SF_FIRST_CLUSTER;
+    int64_t n = 0;
+    int err;
+    if (v->fat_bits == 12) {
+        for (; c < end; c++) {
+            uint32_t e;
+            if ((err = fat_table_get(v, c, &e)))
+                return err;
+            n += e == 0;
+        }
+        return n;
+    }
+    /* One find_free per free cluster would be quadratic in the worst case; count sector by
+     * sector instead, skipping groups known full. */
+    uint32_t w = v->fat_bits / 8, eps = vol_ss(v) / w;
+    uint32_t eps_shift = v->sector_shift - (w == 4 ? 2 : 1);
+    while (c < end) {
+        uint64_t rel = c >> eps_shift, g = rel >> v->fs_shift;
+        if (summary_full(v, g)) {
+            uint64_t next = (g + 1) << (v->fs_shift + eps_shift);
+            c = next < end ? (uint32_t)next : end;
+            continue;
+        }
+        uint8_t *sec;
+        if ((err = cache_get(v, v->fat_offset + rel, &sec)))
+            return err;
+        for (uint32_t off = (c & (eps - 1)) * w; c < end && off < vol_ss(v); c++, off += w)
+            n += (w == 4 ? ld_le32(sec + off) & 0x0FFFFFFFu : ld_le16(sec + off)) == 0;
+    }
+    return n;
 }
