@@ -185,6 +185,12 @@ int alloc_find(struct sf_vol *v, uint32_t hint, uint32_t want, uint32_t *start, 
 
 int chain_grow(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last, uint32_t n)
 {
+    return chain_grow_runs(v, ch, have, last, n, NULL, 0, NULL);
+}
+
+int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last,
+                    uint32_t n, struct sf_run *runs, uint32_t max_runs, uint32_t *nruns)
+{
     int err;
     if (have && (!ch->first || !*last))
         return SF_EINVAL;
@@ -199,8 +205,18 @@ int chain_grow(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *l
         }
         if (!got) {
             uint32_t hint = have ? *last + 1 : v->next_free;
+            if (runs && *nruns == max_runs)
+                return 0;              /* the caller's run list is full: it grows again */
             if ((err = alloc_find(v, hint, n, &start, &got)))
                 return err;
+        }
+        if (runs) {
+            if (*nruns && runs[*nruns - 1].first + runs[*nruns - 1].count == start)
+                runs[*nruns - 1].count += got;
+            else if (*nruns < max_runs)
+                runs[(*nruns)++] = (struct sf_run){ start, got };
+            else
+                return 0;
         }
         if ((err = alloc_mark(v, start, got, 1)))
             return err;

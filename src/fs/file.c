@@ -338,6 +338,32 @@ static int file_commit(struct sf_file *f)
     return 0;
 }
 
+/* Give back the clusters past `size` (the file's size already): the entry stops referring
+ * to them (flush, entry, flush) before they are freed. */
+static int file_release_tail(struct sf_file *f)
+{
+    struct sf_vol *v = f->vol;
+    uint32_t keep = (uint32_t)((f->size + vol_cs(v) - 1) >> v->cluster_shift);
+    uint32_t have = file_clusters(f);
+    int err;
+    if (keep >= have)
+        return 0;
+    struct sf_chain after = f->chain;
+    if (keep == 0)
+        after.first = 0;
+    after.size = (uint64_t)keep << v->cluster_shift;
+    f->mtime = vol_now(v);
+    if ((err = vol_flush(v)) ||
+        (err = dir_update(v, &f->loc, f->attr, &after, f->size, f->valid_length, f->mtime, 1)) ||
+        (err = vol_flush(v)) ||
+        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
+        return err;
+    f->cur_cluster = 0;
+    f->cur_index = 0;
+    f->meta_dirty = 0;
+    return 0;
+}
+
 int sf_truncate(struct sf_file *f, uint64_t size)
 {
     struct sf_vol *v = f->vol;
@@ -363,25 +389,12 @@ int sf_truncate(struct sf_file *f, uint64_t size)
         f->meta_dirty = 1;
         return 0;
     }
-    uint32_t keep = (uint32_t)((size + vol_cs(v) - 1) >> v->cluster_shift);
-    uint32_t have = file_clusters(f);
     f->size = f->data_length = size;
     if (f->valid_length > size)
         f->valid_length = size;
-    struct sf_chain after = f->chain;
-    if (keep == 0)
-        after.first = 0;
-    after.size = (uint64_t)keep << v->cluster_shift;
-    /* The entry stops referring to the tail before the tail is freed. */
-    f->mtime = vol_now(v);
-    if ((err = vol_flush(v)) ||
-        (err = dir_update(v, &f->loc, f->attr, &after, size, f->valid_length, f->mtime, 1)) ||
-        (err = vol_flush(v)) ||
-        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
+    f->meta_dirty = 1;
+    if ((err = file_release_tail(f)) || (err = sf_sync(f)))
         return f->failed = err;
-    f->cur_cluster = 0;
-    f->cur_index = 0;
-    f->meta_dirty = 0;
     return 0;
 }
 
@@ -402,15 +415,12 @@ int sf_sync(struct sf_file *f)
 int sf_close(struct sf_file *f)
 {
     struct sf_vol *v = f->vol;
-    int err = 0;
     if (!v)
         return SF_EBADF;
-    if (file_writable(f)) {
-        /* Clusters reserved beyond the size (a failed grow) go back before the entry is
-         * final; the entry never covered them. */
-        uint32_t keep = (uint32_t)((f->size + vol_cs(v) - 1) >> v->cluster_shift);
-        if (!f->failed && keep < file_clusters(f))
-            err = chain_shrink(v, &f->chain, file_clusters(f), keep, &f->last_cluster);
+    int err = file_writable(f) ? f->failed : 0;
+    if (file_writable(f) && !f->failed) {
+        /* Clusters allocated beyond the size (preallocation, a failed grow) go back. */
+        err = file_release_tail(f);
         if (!err)
             err = sf_sync(f);
     }

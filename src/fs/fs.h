@@ -84,6 +84,14 @@ int alloc_find(struct sf_vol *v, uint32_t hint, uint32_t want, uint32_t *start, 
  * allocated before return; *last is updated. `have` is the chain's current length. On
  * SF_ENOSPC the chain keeps the clusters that could be had. */
 int chain_grow(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last, uint32_t n);
+/* The same, appending the runs of new clusters to runs[*nruns .. max_runs) (a run adjacent to
+ * the last one extends it). Stops early, returning 0 with fewer clusters, when a new run would
+ * not fit: the caller compares ch->size with what it asked for. */
+struct sf_run {
+    uint32_t first, count;
+};
+int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last,
+                    uint32_t n, struct sf_run *runs, uint32_t max_runs, uint32_t *nruns);
 /* Shrink a chain to `keep` clusters (0 frees all; ch->first becomes 0). */
 int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t keep,
                  uint32_t *last);

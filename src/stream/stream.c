@@ -1,0 +1,439 @@
+/* The streaming write path (contract in include/streamfat/stream.h).
+ *
+ * Sections: allocation ahead of the data - mapping and data writes - asynchronous requests -
+ * checkpoints - open and close.
+ *
+ * Write order and what a power cut leaves (docs/DESIGN.md, "Streaming"):
+ * 1. Clusters are allocated (exFAT bitmap bits; FAT chain runs with their end mark, in every
+ *    FAT copy) before any data goes into them, in steps of cfg.prealloc_step.
+ * 2. Data goes to the device straight from the caller's buffers, in requests that span
+ *    cluster boundaries within each contiguous extent.
+ * 3. A checkpoint waits for every request, flushes (data and allocation durable), rewrites
+ *    the directory entry with the size written so far (one sector), and flushes again.
+ * A cut before 3 completes leaves the previous checkpoint's size over valid data; clusters
+ * allocated ahead are leaked until a checker reclaims them. Nothing else is written while
+ * streaming: no directory entry, no FAT or bitmap sector outside an allocation step. */
+#include "streamfat/stream.h"
+#include "fs/fs.h"
+
+#define DEFAULT_STEP (64ull << 20)
+
+static int fail(struct sf_stream *s, int err)
+{
+    if (!s->failed)
+        s->failed = err;
+    s->f.failed = err;
+    return err;
+}
+
+/* ---- allocation ahead of the data ---- */
+
+static void ext_append(struct sf_stream *s, uint32_t first, uint32_t count)
+{
+    if (s->ext_n && s->ext[s->ext_n - 1].first + s->ext[s->ext_n - 1].count == first)
+        s->ext[s->ext_n - 1].count += count;
+    else
+        s->ext[s->ext_n++] = (struct sf_stream_extent){ first, count };
+}
+
+/* Forget extents that lie wholly before the next byte to be written. */
+static void ext_compact(struct sf_stream *s, uint64_t written)
+{
+    uint32_t k = 0;
+    while (k < s->ext_n) {
+        uint64_t len = (uint64_t)s->ext[k].count << s->v->cluster_shift;
+        if (s->ext_off + len > written)
+            break;
+        s->ext_off += len;
+        k++;
+    }
+    if (k) {
+        memmove(s->ext, s->ext + k, (s->ext_n - k) * sizeof s->ext[0]);
+        s->ext_n -= k;
+    }
+}
+
+/* Make the allocation cover `end` bytes. */
+static int stream_reserve(struct sf_stream *s, uint64_t end)
+{
+    struct sf_vol *v = s->v;
+    uint64_t step = s->cfg.prealloc_step ? s->cfg.prealloc_step : DEFAULT_STEP;
+    int err;
+    if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE)
+        return SF_EFBIG;
+    while (s->alloc < end) {
+        uint64_t want = end - s->alloc > step ? end - s->alloc : step;
+        if (!vol_is_exfat(v) && s->alloc + want > SF_FAT_MAX_FILE + 1)
+            want = SF_FAT_MAX_FILE + 1 - s->alloc;       /* FAT files end below 4 GiB */
+        uint64_t n = (want + vol_cs(v) - 1) >> v->cluster_shift;
+        if (!vol_is_exfat(v)) {
+            /* Whole FAT sectors: the extent's FAT entries fill the sectors they touch, so
+             * each is written once, never read back and rewritten by the next step. */
+            uint32_t per = (vol_ss(v) * 8) / v->fat_bits;
+            uint64_t next = (s->alloc >> v->cluster_shift) ? s->f.last_cluster + 1 : v->next_free;
+            uint64_t stop = next + n;
+            stop = (stop + per - 1) / per * per;
+            if (stop > next + n && (stop - next) << v->cluster_shift <= SF_FAT_MAX_FILE + 1 - s->alloc)
+                n = stop - next;
+        }
+        uint32_t have_c = (uint32_t)(s->alloc >> v->cluster_shift);
+        if (n > v->cluster_count - have_c)
+            n = v->cluster_count - have_c;
+        if (!n)
+            return SF_ENOSPC;
+        ext_compact(s, s->pos - s->tail_len);
+        if (s->ext_n == SF_STREAM_EXTENTS)
+            return SF_EINVAL;      /* more fragments ahead than tracked: not expected */
+        struct sf_run runs[SF_STREAM_EXTENTS];
+        uint32_t nruns = 0, have = have_c;
+        err = chain_grow_runs(v, &s->f.chain, have, &s->f.last_cluster, (uint32_t)n, runs,
+                              SF_STREAM_EXTENTS - s->ext_n, &nruns);
+        for (uint32_t i = 0; i < nruns; i++)
+            ext_append(s, runs[i].first, runs[i].count);
+        uint64_t before = s->alloc;
+        s->alloc = s->f.chain.size;
+        if (s->alloc > before)
+            s->st.extents++;
+        if (err == SF_ENOSPC && s->alloc > before)
+            continue;              /* use what could be had, then report */
+        if (err)
+            return err;
+        if (s->alloc == before)
+            return SF_ENOSPC;
+    }
+    return 0;
+}
+
+/* ---- mapping and data writes ---- */
+
+/* Device LBA of file offset `off` (sector aligned) and the contiguous bytes from there. */
+static int stream_map(struct sf_stream *s, uint64_t off, uint64_t *lba, uint64_t *run)
+{
+    struct sf_vol *v = s->v;
+    uint64_t o = s->ext_off;
+    for (uint32_t i = 0; i < s->ext_n; i++) {
+        uint64_t len = (uint64_t)s->ext[i].count << v->cluster_shift;
+        if (off < o + len) {
+            *lba = clus_lba(v, s->ext[i].first) + ((off - o) >> v->sector_shift);
+            *run = o + len - off;
+            return 0;
+        }
+        o += len;
+    }
+    return SF_EINVAL;   /* not reserved: a programming error */
+}
+
+/* Write whole sectors at file offset `off`, synchronously. */
+static int write_sectors(struct sf_stream *s, uint64_t off, const uint8_t *src, uint64_t bytes)
+{
+    struct sf_vol *v = s->v;
+    while (bytes) {
+        uint64_t lba, run;
+        int err = stream_map(s, off, &lba, &run);
+        if (err)
+            return err;
+        if (run > bytes)
+            run = bytes;
+        if (run > (1u << 30))
+            run = 1u << 30;
+        cache_forget(v, lba, run >> v->sector_shift);
+        v->unflushed = 1;
+        if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
+            return err;
+        s->st.data_requests++;
+        off += run;
+        src += run;
+        bytes -= run;
+    }
+    return 0;
+}
+
+static int buf_aligned(const struct sf_vol *v, const void *p)
+{
+    uint32_t a = v->bd->mem_align;
+    return a <= 1 || ((uintptr_t)p & (a - 1)) == 0;
+}
+
+static int drain(struct sf_stream *s);
+static int maybe_checkpoint(struct sf_stream *s);
+
+sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
+{
+    struct sf_vol *v = s->v;
+    const uint8_t *src = buf;
+    uint32_t ss = vol_ss(v);
+    size_t left = n;
+    int err;
+    if (!v)
+        return SF_EBADF;
+    if (s->failed)
+        return s->failed;
+    if (!n)
+        return 0;
+    if ((err = drain(s)))
+        return err;
+    uint64_t end = s->pos + n;
+    if ((err = stream_reserve(s, (end + ss - 1) & ~(uint64_t)(ss - 1))))
+        return err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
+    uint64_t off = s->pos - s->tail_len;       /* sector-aligned start of pending data */
+    if (s->tail_len) {
+        size_t take = ss - s->tail_len < left ? ss - s->tail_len : left;
+        memcpy(s->buf + s->tail_len, src, take);
+        s->tail_len += (uint32_t)take;
+        src += take;
+        left -= take;
+        if (s->tail_len < ss) {
+            s->pos = end;
+            s->st.bytes_accepted += n;
+            return (sf_ssize_t)n;
+        }
+        if ((err = write_sectors(s, off, s->buf, ss)))
+            return fail(s, err);
+        s->tail_len = 0;
+        off += ss;
+    }
+    size_t whole = left & ~(size_t)(ss - 1);
+    if (whole && buf_aligned(v, src)) {
+        if ((err = write_sectors(s, off, src, whole)))
+            return fail(s, err);
+    } else if (whole) {
+        /* Misaligned for the device (O_DIRECT): stage through the work buffer. */
+        uint32_t chunk = s->buf_size & ~(ss - 1);
+        for (size_t done = 0; done < whole;) {
+            size_t k = whole - done < chunk ? whole - done : chunk;
+            memcpy(s->buf, src + done, k);
+            if ((err = write_sectors(s, off + done, s->buf, k)))
+                return fail(s, err);
+            done += k;
+        }
+    }
+    src += whole;
+    left -= whole;
+    memcpy(s->buf, src, left);
+    s->tail_len = (uint32_t)left;
+    s->pos = end;
+    s->done_end = s->pos - s->tail_len;
+    s->st.bytes_accepted += n;
+    if ((err = maybe_checkpoint(s)))
+        return err;
+    return (sf_ssize_t)n;
+}
+
+/* ---- asynchronous requests ---- */
+
+/* Collect device completions into their requests; wait for one if asked. */
+static int reap(struct sf_stream *s, int wait)
+{
+    struct sf_bio *done[16];
+    int k = sf_bdev_poll(s->v->bd, done, 16, wait);
+    if (k < 0)
+        return fail(s, k);
+    for (int i = 0; i < k; i++) {
+        struct sf_stream_req *r = done[i]->user;
+        if (done[i]->result && !r->result)
+            r->result = done[i]->result;
+        r->pending--;
+        s->bio_stack[s->bio_top++] = (uint16_t)(done[i] - s->bio);
+    }
+    return k;
+}
+
+static uint32_t pending_bios(const struct sf_stream *s)
+{
+    return SF_STREAM_BIOS - s->bio_top;
+}
+
+/* Wait until no request is in flight on the device (requests stay queued for poll). */
+static int drain(struct sf_stream *s)
+{
+    while (pending_bios(s)) {
+        int k = reap(s, 1);
+        if (k < 0)
+            return k;
+        if (k == 0 && pending_bios(s))
+            return fail(s, SF_EIO);    /* the device lost requests */
+    }
+    for (uint32_t i = 0; i < s->count; i++) {
+        struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
+        if (r->result)
+            return fail(s, r->result);
+    }
+    return 0;
+}
+
+int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
+{
+    struct sf_vol *v = s->v;
+    int err;
+    if (!v)
+        return SF_EBADF;
+    if (s->failed)
+        return s->failed;
+    if (!n || (n & (vol_ss(v) - 1)) || s->tail_len || !buf_aligned(v, buf))
+        return SF_EINVAL;
+    if (s->count == s->qd)
+        return SF_EBUSY;
+    if ((err = stream_reserve(s, s->pos + n)))
+        return err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
+    struct sf_stream_req *r = &s->req[(s->head + s->count) % s->qd];
+    r->user = user;
+    r->end = s->pos + n;
+    r->pending = 0;
+    r->result = 0;
+    r->used = 1;
+    const uint8_t *src = buf;
+    uint64_t off = s->pos;
+    s->st.bytes_accepted += n;
+    s->count++;
+    s->pos += n;
+    while (n) {
+        uint64_t lba, run;
+        if ((err = stream_map(s, off, &lba, &run)))
+            return fail(s, err);
+        if (run > n)
+            run = n;
+        while (!s->bio_top) {              /* every bio in flight: wait for one */
+            if ((err = reap(s, 1)) < 0)
+                return err;
+        }
+        struct sf_bio *b = &s->bio[s->bio_stack[--s->bio_top]];
+        b->lba = lba;
+        b->count = (uint32_t)(run >> v->sector_shift);
+        b->op = SF_BIO_WRITE;
+        b->buf = (void *)(uintptr_t)src;
+        b->result = 0;
+        b->user = r;
+        cache_forget(v, lba, b->count);
+        v->unflushed = 1;
+        r->pending++;
+        if ((err = sf_bdev_submit(v->bd, b))) {
+            r->pending--;
+            s->bio_stack[s->bio_top++] = (uint16_t)(b - s->bio);
+            return fail(s, err);
+        }
+        s->st.data_requests++;
+        off += run;
+        src += run;
+        n -= run;
+    }
+    if (s->count > s->st.max_in_flight)
+        s->st.max_in_flight = s->count;
+    return maybe_checkpoint(s);
+}
+
+int sf_stream_poll(struct sf_stream *s, void **out, unsigned max, int wait)
+{
+    unsigned k = 0;
+    if (!s->v)
+        return SF_EBADF;
+    for (;;) {
+        while (k < max && s->count) {
+            struct sf_stream_req *r = &s->req[s->head];
+            if (r->pending)
+                break;
+            if (r->result)
+                return fail(s, r->result);
+            out[k++] = r->user;
+            s->done_end = r->end;
+            r->used = 0;
+            s->head = (s->head + 1) % s->qd;
+            s->count--;
+        }
+        if (k || !s->count || k == max)
+            return (int)k;
+        int got = reap(s, wait);
+        if (got < 0)
+            return got;
+        if (!got && !wait)
+            return 0;
+    }
+}
+
+/* ---- checkpoints ---- */
+
+int sf_stream_checkpoint(struct sf_stream *s)
+{
+    struct sf_vol *v = s->v;
+    uint32_t ss = vol_ss(v);
+    int err;
+    if (!v)
+        return SF_EBADF;
+    if (s->failed)
+        return s->failed;
+    if ((err = drain(s)))
+        return err;
+    if (s->tail_len) {
+        /* The partial last sector goes out too, zero padded; later writes complete it. */
+        memset(s->buf + s->tail_len, 0, ss - s->tail_len);
+        if ((err = write_sectors(s, s->pos - s->tail_len, s->buf, ss)))
+            return fail(s, err);
+    }
+    s->f.size = s->f.data_length = s->f.valid_length = s->pos;
+    s->f.meta_dirty = 1;
+    if ((err = sf_sync(&s->f)))                 /* flush, entry, flush */
+        return fail(s, err);
+    s->ckpt_pos = s->pos;
+    s->ckpt_time = vol_now(v);
+    s->st.checkpoints++;
+    s->st.bytes_durable = s->pos;
+    return 0;
+}
+
+static int maybe_checkpoint(struct sf_stream *s)
+{
+    if (s->cfg.checkpoint_bytes && s->pos - s->ckpt_pos >= s->cfg.checkpoint_bytes)
+        return sf_stream_checkpoint(s);
+    if (s->cfg.checkpoint_ms && vol_now(s->v) - s->ckpt_time >= (sf_time_ms)s->cfg.checkpoint_ms)
+        return sf_stream_checkpoint(s);
+    return 0;
+}
+
+/* ---- open and close ---- */
+
+int sf_stream_open(struct sf_vol *v, struct sf_stream *s, const char *path,
+                   const struct sf_stream_cfg *cfg, void *buf, uint32_t buf_size)
+{
+    int err;
+    memset(s, 0, sizeof *s);
+    if (!v || v->fs_type == SF_FS_NONE || !buf || buf_size < vol_ss(v) || !buf_aligned(v, buf))
+        return SF_EINVAL;
+    if (cfg)
+        s->cfg = *cfg;
+    s->qd = s->cfg.queue_depth ? s->cfg.queue_depth : 4;
+    if (s->qd > SF_STREAM_MAX_QD)
+        return SF_EINVAL;
+    uint32_t flags = SF_O_WRONLY | SF_O_CREAT |
+                     ((s->cfg.flags & SF_STREAM_REPLACE) ? SF_O_TRUNC : SF_O_EXCL);
+    if ((err = sf_open(v, &s->f, path, flags)))
+        return err;
+    s->v = v;
+    s->buf = buf;
+    s->buf_size = buf_size;
+    s->alloc = s->f.chain.size;
+    for (uint32_t i = 0; i < SF_STREAM_BIOS; i++)
+        s->bio_stack[i] = (uint16_t)i;
+    s->bio_top = SF_STREAM_BIOS;
+    s->ckpt_time = vol_now(v);
+    if (s->cfg.expected_size && (err = stream_reserve(s, s->cfg.expected_size)) &&
+        err != SF_ENOSPC) {
+        sf_close(&s->f);
+        s->v = NULL;
+        return err;
+    }
+    return 0;
+}
+
+int sf_stream_close(struct sf_stream *s)
+{
+    int err;
+    if (!s->v)
+        return SF_EBADF;
+    err = s->failed ? s->failed : sf_stream_checkpoint(s);
+    if (err) {
+        drain(s);                     /* never leave requests on the caller's buffers */
+        s->f.failed = err;
+    }
+    int e = sf_close(&s->f);          /* trims the allocation to the size */
+    s->v = NULL;
+    return err ? err : e;
+}

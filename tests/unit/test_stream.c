@@ -1,0 +1,244 @@
+/* The streaming write path on RAM-backed exFAT volumes: byte-exact content for every write
+ * size and alignment, synchronous and asynchronous, across cluster and extent boundaries;
+ * what reaches the device (metadata writes per checkpoint, no metadata between checkpoints,
+ * nothing read); fragmented volumes; the volume filling up; the trimmed allocation. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "streamfat/sf.h"
+#include "streamfat/stream.h"
+
+#define SS 512u
+static uint8_t *disk;
+static uint64_t disk_sectors;
+static struct sf_rambd ram;
+static struct sf_faultbd fb;
+static struct sf_vol vol;
+static uint8_t cache[64 * 1024] __attribute__((aligned(64)));
+static uint8_t work[64 * 1024] __attribute__((aligned(64)));
+
+static uint8_t pat(uint64_t i) { return (uint8_t)(i * 2654435761u >> 13); }
+
+static void format(uint64_t bytes, uint32_t cluster)
+{
+    static uint8_t mbuf[1 << 20];
+    free(disk);
+    disk_sectors = bytes / SS;
+    disk = calloc(disk_sectors, SS);
+    REQUIRE(disk);
+    REQUIRE(sf_rambd_init(&ram, disk, SS, disk_sectors) == 0);
+    struct sf_mkfs_opts o = { .fs_type = SF_FS_EXFAT, .cluster_size = cluster, .serial = 1,
+                              .buf = mbuf, .buf_size = sizeof mbuf };
+    const char *why = "";
+    int err = sf_mkfs(&ram.bd, &o, &why);
+    if (err)
+        fprintf(stderr, "mkfs: %s\n", why);
+    REQUIRE(err == 0);
+    REQUIRE(sf_faultbd_init(&fb, &ram.bd, NULL, 0) == 0);
+}
+
+static void mount(void)
+{
+    struct sf_vol_cfg cfg = { .bd = &fb.bd, .buf = cache, .buf_size = sizeof cache };
+    int err = sf_mount(&vol, &cfg);
+    if (err)
+        fprintf(stderr, "mount: %d %s\n", err, sf_mount_error(&vol));
+    REQUIRE(err == 0);
+}
+
+/* The file holds pat(0..size-1), and its allocation is exactly what the size needs. */
+static void verify(const char *path, uint64_t size)
+{
+    struct sf_file f;
+    struct sf_stat st;
+    static uint8_t rb[100000];
+    REQUIRE(sf_open(&vol, &f, path, SF_O_RDONLY) == 0);
+    CHECK_EQ(sf_fsize(&f), size);
+    uint64_t off = 0;
+    for (;;) {
+        sf_ssize_t n = sf_read(&f, rb, sizeof rb);
+        REQUIRE(n >= 0);
+        if (!n)
+            break;
+        for (sf_ssize_t i = 0; i < n; i++) {
+            if (rb[i] != pat(off + (uint64_t)i)) {
+                fprintf(stderr, "%s: byte %llu differs\n", path, (unsigned long long)(off + (uint64_t)i));
+                CHECK(0);
+                sf_close(&f);
+                return;
+            }
+        }
+        off += (uint64_t)n;
+    }
+    CHECK_EQ(off, size);
+    sf_close(&f);
+    REQUIRE(sf_stat(&vol, path, &st) == 0);
+    uint64_t cs = vol.info.cluster_size;
+    CHECK_EQ(st.alloc_size, (size + cs - 1) / cs * cs);
+}
+
+/* Synchronous writes of awkward sizes from awkward addresses. */
+static void test_sync_sizes(void)
+{
+    static const size_t sizes[] = { 1, 7, 511, 512, 513, 4096, 5000, 65536, 65537, 300000 };
+    format(64 << 20, 4096);
+    mount();
+    for (unsigned k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        char path[32];
+        struct sf_stream s;
+        struct sf_stream_cfg cfg = { .prealloc_step = 1 << 20 };
+        snprintf(path, sizeof path, "s%u.bin", k);
+        REQUIRE(sf_stream_open(&vol, &s, path, &cfg, work, sizeof work) == 0);
+        static uint8_t src[300000 + 1];
+        uint64_t total = 0, want = 3 * 1024 * 1024 + 17;
+        while (total < want) {
+            size_t n = sizes[k];
+            if (n > want - total)
+                n = (size_t)(want - total);
+            for (size_t i = 0; i < n; i++)
+                src[1 + i] = pat(total + i);
+            REQUIRE(sf_stream_write(&s, src + 1, n) == (sf_ssize_t)n);   /* misaligned */
+            total += n;
+        }
+        CHECK(sf_stream_stats(&s)->extents >= 3);
+        CHECK_EQ(sf_stream_close(&s), 0);
+        verify(path, want);
+    }
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+/* Asynchronous whole-sector requests, queue depth 4; requests come back in order. */
+static void test_async(void)
+{
+    static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
+    format(64 << 20, 32768);
+    mount();
+    struct sf_stream s;
+    struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 256 * 1024 };
+    REQUIRE(sf_stream_open(&vol, &s, "a.bin", &cfg, work, sizeof work) == 0);
+    uint64_t off = 0, expect_next = 0;
+    unsigned submitted = 0, done = 0, total = 200;
+    while (done < total) {
+        while (submitted < total && sf_stream_in_flight(&s) < 4) {
+            uint8_t *b = bufs[submitted % 4];
+            for (size_t i = 0; i < sizeof bufs[0]; i++)
+                b[i] = pat(off + i);
+            REQUIRE(sf_stream_submit(&s, b, sizeof bufs[0], (void *)(uintptr_t)(submitted + 1)) == 0);
+            off += sizeof bufs[0];
+            submitted++;
+        }
+        void *out[4];
+        int k = sf_stream_poll(&s, out, 4, 1);
+        REQUIRE(k > 0);
+        for (int i = 0; i < k; i++)
+            CHECK_EQ((uintptr_t)out[i], ++expect_next);
+        done += (unsigned)k;
+    }
+    CHECK_EQ(sf_stream_close(&s), 0);
+    verify("a.bin", off);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+/* Between checkpoints only data is written; a checkpoint costs at most 3 metadata writes
+ * (tail sector, entry; allocation happens per step) and nothing is read while streaming. */
+static void test_device_ops(void)
+{
+    static uint8_t b[1 << 20] __attribute__((aligned(64)));
+    format(256 << 20, 32768);
+    mount();
+    struct sf_stream s;
+    struct sf_stream_cfg cfg = { .prealloc_step = 64 << 20 };
+    REQUIRE(sf_stream_open(&vol, &s, "ops.bin", &cfg, work, sizeof work) == 0);
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = pat(i);
+    REQUIRE(sf_stream_write(&s, b, sizeof b) == (sf_ssize_t)sizeof b);  /* first step */
+    struct sf_faultbd_counters c0 = fb.c;
+    for (int i = 1; i < 32; i++) {
+        for (size_t k = 0; k < sizeof b; k++)
+            b[k] = pat((uint64_t)i * sizeof b + k);
+        REQUIRE(sf_stream_write(&s, b, sizeof b) == (sf_ssize_t)sizeof b);
+    }
+    CHECK_EQ(fb.c.writes - c0.writes, 31);      /* one request per MiB, nothing else */
+    CHECK_EQ(fb.c.reads - c0.reads, 0);
+    c0 = fb.c;
+    REQUIRE(sf_stream_checkpoint(&s) == 0);
+    CHECK(fb.c.writes - c0.writes <= 3);
+    CHECK_EQ(fb.c.reads - c0.reads, 0);
+    CHECK_EQ(fb.c.flushes - c0.flushes, 2);
+    CHECK_EQ(sf_stream_close(&s), 0);
+    verify("ops.bin", 32ull << 20);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+/* A fragmented volume: the stream chains extents; the file reads back. */
+static void test_fragmented(void)
+{
+    static uint8_t b[20000];
+    format(32 << 20, 4096);
+    mount();
+    char p[32];
+    for (int i = 0; i < 200; i++) {
+        struct sf_file f;
+        snprintf(p, sizeof p, "f%03d", i);
+        REQUIRE(sf_open(&vol, &f, p, SF_O_WRONLY | SF_O_CREAT) == 0);
+        REQUIRE(sf_write(&f, b, 20000) == 20000);
+        REQUIRE(sf_close(&f) == 0);
+    }
+    for (int i = 0; i < 200; i += 2) {
+        snprintf(p, sizeof p, "f%03d", i);
+        REQUIRE(sf_unlink(&vol, p) == 0);
+    }
+    struct sf_stream s;
+    struct sf_stream_cfg cfg = { .prealloc_step = 16384 };
+    REQUIRE(sf_stream_open(&vol, &s, "frag.bin", &cfg, work, sizeof work) == 0);
+    uint64_t total = 0;
+    while (total < (8u << 20)) {
+        for (size_t i = 0; i < 12345; i++)
+            b[i] = pat(total + i);
+        REQUIRE(sf_stream_write(&s, b, 12345) == 12345);
+        total += 12345;
+    }
+    CHECK_EQ(sf_stream_close(&s), 0);
+    verify("frag.bin", total);
+    struct sf_stat st;
+    REQUIRE(sf_stat(&vol, "frag.bin", &st) == 0);
+    CHECK_EQ(st.contiguous, 0);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+/* The volume fills up: a clean SF_ENOSPC, the file closed at what was written. */
+static void test_full(void)
+{
+    static uint8_t b[100000];
+    format(8 << 20, 4096);
+    mount();
+    struct sf_stream s;
+    REQUIRE(sf_stream_open(&vol, &s, "full.bin", NULL, work, sizeof work) == 0);
+    uint64_t total = 0;
+    sf_ssize_t n;
+    for (;;) {
+        for (size_t i = 0; i < sizeof b; i++)
+            b[i] = pat(total + i);
+        n = sf_stream_write(&s, b, sizeof b);
+        if (n < 0)
+            break;
+        total += (uint64_t)n;
+    }
+    CHECK_EQ(n, SF_ENOSPC);
+    CHECK(total > (6u << 20));
+    CHECK_EQ(sf_stream_close(&s), 0);
+    verify("full.bin", total);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+int main(void)
+{
+    test_sync_sizes();
+    test_async();
+    test_device_ops();
+    test_fragmented();
+    test_full();
+    free(disk);
+    TEST_END();
+}
