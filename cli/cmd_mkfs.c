@@ -1,4 +1,5 @@
-/* streamfat mkfs: create an exFAT file system on an image file or a block device. */
+/* streamfat mkfs: create an exFAT, FAT32 or FAT16 file system on an image file or a block
+ * device. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,24 +21,26 @@ static const char help[] =
 "  streamfat mkfs - create a file system\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat mkfs [-t TYPE] [-c CLUSTER] [-s SIZE] [-L LABEL]\n"
+"  streamfat mkfs [-t TYPE] [-c CLUSTER] [-s SIZE] [-L LABEL] [--fats N]\n"
 "                 [--partition none|mbr|gpt] [--align SIZE] [--sector-size 512|4096] TARGET\n"
 "\n"
 "DESCRIPTION\n"
 "  Formats TARGET, an image file or a block device. When TARGET does not exist and -s is\n"
-"  given, a sparse image file of SIZE bytes is created. The cluster heap (and the\n"
-"  partition, if any) is aligned to the allocation unit (--align, 4 MiB by default), as the\n"
-"  SD Association formatter does. The serial number and GPT GUIDs are random.\n"
+"  given, a sparse image file of SIZE bytes is created. The cluster heap or data area (and\n"
+"  the partition, if any) is aligned to the allocation unit (--align, 4 MiB by default), as\n"
+"  the SD Association formatter does. The serial number and GPT GUIDs are random.\n"
 "  Everything on TARGET (or on its first SIZE bytes) is lost.\n"
 "\n"
 "OPTIONS\n"
-"  -t, --type TYPE          exfat or auto (auto: chosen by size, currently exFAT);\n"
-"                           fat32 and fat16 are not supported yet\n"
-"  -c, --cluster-size SIZE  cluster size, a power of two (exFAT: 4K .. 32M);\n"
-"                           default: chosen by the volume size\n"
+"  -t, --type TYPE          exfat, fat32, fat16 or auto (the default): FAT16 up to 2 GiB,\n"
+"                           FAT32 up to 32 GiB, exFAT above, as SD cards come formatted\n"
+"  -c, --cluster-size SIZE  cluster size, a power of two (exFAT: 4K .. 32M; FAT: the sector\n"
+"                           size .. 64K, keeping FAT32 at 65,525 clusters or more and\n"
+"                           FAT16 at 4,085 .. 65,524); default: chosen by the volume size\n"
 "  -s, --size SIZE          use only the first SIZE bytes of TARGET (the rest stays unused,\n"
 "                           e.g. for over-provisioning); creates TARGET if it does not exist\n"
-"  -L, --label LABEL        volume label, up to 11 characters\n"
+"  -L, --label LABEL        volume label, up to 11 characters (FAT: ASCII, upper-cased)\n"
+"      --fats N             FAT32/FAT16: number of FATs, 1 or 2 (default 2)\n"
 "      --partition SCHEME   none (superfloppy), mbr or gpt; default: none for image files,\n"
 "                           mbr for block devices\n"
 "      --align SIZE         allocation-unit alignment (default 4M)\n"
@@ -51,6 +54,7 @@ static const char help[] =
 "  streamfat mkfs -s 64M disk.img\n"
 "  streamfat mkfs -c 128K -L LOGS --partition gpt /dev/sdb\n"
 "  streamfat mkfs -s 120GB /dev/mmcblk0        # leave the rest of the card unused\n"
+"  streamfat mkfs -t fat32 --fats 1 /dev/sdc   # FAT32 for an old logger\n"
 "\n"
 "EXIT STATUS\n"
 "  0 formatted, 1 error (nothing usable is left behind for a new image file), 2 wrong usage.\n";
@@ -63,6 +67,7 @@ static const struct option longopts[] = {
     { "partition", required_argument, NULL, 'P' },
     { "align", required_argument, NULL, 'A' },
     { "sector-size", required_argument, NULL, 'S' },
+    { "fats", required_argument, NULL, 'F' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
@@ -90,7 +95,8 @@ static const char *scheme_name(int s)
     return s == SF_PART_GPT ? "GPT" : s == SF_PART_MBR ? "MBR" : "none";
 }
 
-int mkfs_run(const struct mkfs_args *a)
+/* mkfs_run with the number of FATs (0: the default) that struct mkfs_args does not carry. */
+static int mkfs_format(const struct mkfs_args *a, unsigned fats)
 {
     struct sf_filebd f;
     struct sf_mkfs_opts o;
@@ -143,6 +149,7 @@ int mkfs_run(const struct mkfs_args *a)
     o.partition = (uint8_t)(a->partition >= 0 ? a->partition
                                               : f.is_blockdev ? SF_PART_MBR : SF_PART_NONE);
     o.cluster_size = a->cluster_size;
+    o.fats = (uint8_t)fats;
     o.align = a->align;
     o.size = a->have_size ? a->size : 0;
     o.label = a->label;
@@ -208,10 +215,16 @@ out:
     }
 }
 
+int mkfs_run(const struct mkfs_args *a)
+{
+    return mkfs_format(a, 0);
+}
+
 int cmd_mkfs(int argc, char **argv)
 {
     struct mkfs_args a;
     const char *why;
+    unsigned fats = 0;
     uint64_t v;
     int c;
 
@@ -275,6 +288,14 @@ int cmd_mkfs(int argc, char **argv)
             else
                 return cli_usage("sector size must be 512 or 4096, not '%s'", optarg);
             break;
+        case 'F':
+            if (strcmp(optarg, "1") == 0)
+                fats = 1;
+            else if (strcmp(optarg, "2") == 0)
+                fats = 2;
+            else
+                return cli_usage("number of FATs must be 1 or 2, not '%s'", optarg);
+            break;
         case 'q':
             a.quiet = 1;
             break;
@@ -290,5 +311,7 @@ int cmd_mkfs(int argc, char **argv)
     if (optind + 1 < argc)
         return cli_usage("unexpected argument '%s'", argv[optind + 1]);
     a.target = argv[optind];
-    return mkfs_run(&a);
+    if (fats && a.fs_type == SF_FS_EXFAT)
+        return cli_usage("--fats applies to FAT32 and FAT16 only");
+    return mkfs_format(&a, fats);
 }

@@ -15,11 +15,15 @@
  * Write order: the old boot sector is wiped first and the new one written last, so an
  * interrupted format leaves no volume that looks valid but is half made.
  *
- * Sections: options and geometry; sector builders; writing. */
+ * sf_mkfs itself (at the end) picks the file system and hands FAT32/FAT16 to fat_mkfs.c;
+ * the volume placement and partition table writing here are shared with it (mkfs.h).
+ *
+ * Sections: options and geometry; sector builders; writing; shared; dispatch. */
 #include <string.h>
 #include "streamfat/sf.h"
 #include "fs/exfat_ondisk.h"
 #include "fs/part.h"
+#include "fs/mkfs.h"
 #include "util/le.h"
 #include "util/utf.h"
 #include "util/upcase.h"
@@ -80,7 +84,7 @@ static uint32_t default_cluster(uint64_t bytes)
  * heap) would waste too much, so it is the largest power of two <= 1/64 of the space, at
  * least 64 KiB (64 MiB -> 1 MiB, 16 MiB -> 256 KiB, 4 MiB and less -> 64 KiB). A device
  * that reports a larger preferred alignment (erase block) gets that, up to 64 MiB. */
-static uint64_t default_align(uint64_t bytes, const struct sf_bdev *bd)
+uint64_t mkfs_default_align(uint64_t bytes, const struct sf_bdev *bd)
 {
     uint64_t a = 4 * MIB;
     if (bytes < 256 * MIB) {
@@ -103,66 +107,17 @@ static int plan(struct sf_bdev *bd, const struct sf_mkfs_opts *o, struct layout 
                 const char **why)
 {
     uint32_t ss = bd->sector_size;
-    uint64_t n = bd->sector_count;
+    struct mkfs_place P;
+    int err;
 
     memset(L, 0, sizeof *L);
     L->ss = ss;
     L->sector_shift = (uint8_t)log2u(ss);
-    if (!pow2(ss) || ss < 512 || ss > 4096) {
-        *why = "device sector size is not 512..4096";
-        return SF_EINVAL;
-    }
-    if (!o->buf || o->buf_size < ss) {
-        *why = "work buffer smaller than one sector";
-        return SF_EINVAL;
-    }
-    if (o->partition > SF_PART_GPT) {
-        *why = "unknown partition scheme";
-        return SF_EINVAL;
-    }
-    uint64_t use = n;                                  /* device sectors we may use */
-    if (o->size) {
-        if (o->size / ss > n) {
-            *why = "size is larger than the device";
-            return SF_EINVAL;
-        }
-        use = o->size / ss;
-    }
-
-    uint64_t align = o->align ? o->align : default_align(use * ss, bd);
-    if (!pow2(align) || align < ss || align > 1 * GIB) {
-        *why = "alignment must be a power of two from one sector to 1 GiB";
-        return SF_EINVAL;
-    }
-    L->align_s = align / ss;
-
-    /* Where the volume lies on the device. */
-    if (o->partition == SF_PART_NONE) {
-        L->vol_start = 0;
-        L->vol_len = use;
-    } else if (o->partition == SF_PART_MBR) {
-        L->vol_start = L->align_s;
-        L->vol_len = use > L->vol_start ? use - L->vol_start : 0;
-        if (L->vol_len > 0xFFFFFFFFull || L->vol_start > 0xFFFFFFFFull) {
-            *why = "an MBR cannot describe a partition this large (2^32 sectors); use GPT";
-            return SF_EINVAL;
-        }
-    } else {
-        uint64_t es = GPT_ENTRY_BYTES / ss;
-        L->vol_start = round_up(2 + es, L->align_s);
-        uint64_t end = n > 2 + es ? n - 1 - es : 0;   /* one past the last usable sector */
-        if (use < end)
-            end = use;
-        L->vol_len = end > L->vol_start ? end - L->vol_start : 0;
-    }
-    /* A partition also ends on a 1 MiB boundary (or the alignment, if smaller), as
-     * partitioners and disk-encryption tools expect; this gives up less than 1 MiB. */
-    if (o->partition != SF_PART_NONE) {
-        uint64_t g = 1 * MIB / ss < L->align_s ? 1 * MIB / ss : L->align_s;
-        uint64_t end = (L->vol_start + L->vol_len) / g * g;
-        if (end > L->vol_start)
-            L->vol_len = end - L->vol_start;
-    }
+    if ((err = mkfs_place(bd, o, &P, why)))
+        return err;
+    L->align_s = P.align_s;
+    L->vol_start = P.vol_start;
+    L->vol_len = P.vol_len;
     if (L->vol_len * ss < 1 * MIB) {
         *why = "volume smaller than 1 MiB (the exFAT minimum)";
         return SF_EINVAL;
@@ -409,26 +364,101 @@ static void fallback_guid(uint8_t g[16], const uint8_t given[16], uint64_t seed)
     g[8] = (uint8_t)((g[8] & 0x3F) | 0x80);
 }
 
-int sf_mkfs(struct sf_bdev *bd, const struct sf_mkfs_opts *o, const char **why)
+/* ---- shared with fat_mkfs.c (mkfs.h) ---- */
+
+int mkfs_place(struct sf_bdev *bd, const struct sf_mkfs_opts *o, struct mkfs_place *P,
+               const char **why)
+{
+    uint32_t ss = bd->sector_size;
+    uint64_t n = bd->sector_count;
+
+    memset(P, 0, sizeof *P);
+    if (!pow2(ss) || ss < 512 || ss > 4096) {
+        *why = "device sector size is not 512..4096";
+        return SF_EINVAL;
+    }
+    if (!o->buf || o->buf_size < ss) {
+        *why = "work buffer smaller than one sector";
+        return SF_EINVAL;
+    }
+    if (o->partition > SF_PART_GPT) {
+        *why = "unknown partition scheme";
+        return SF_EINVAL;
+    }
+    uint64_t use = mkfs_use_sectors(bd, o);           /* device sectors we may use */
+    if (o->size && o->size / ss > n) {
+        *why = "size is larger than the device";
+        return SF_EINVAL;
+    }
+
+    uint64_t align = o->align ? o->align : mkfs_default_align(use * ss, bd);
+    if (!pow2(align) || align < ss || align > 1 * GIB) {
+        *why = "alignment must be a power of two from one sector to 1 GiB";
+        return SF_EINVAL;
+    }
+    P->align_s = align / ss;
+
+    /* Where the volume lies on the device. */
+    if (o->partition == SF_PART_NONE) {
+        P->vol_start = 0;
+        P->vol_len = use;
+    } else if (o->partition == SF_PART_MBR) {
+        P->vol_start = P->align_s;
+        P->vol_len = use > P->vol_start ? use - P->vol_start : 0;
+        if (P->vol_len > 0xFFFFFFFFull || P->vol_start > 0xFFFFFFFFull) {
+            *why = "an MBR cannot describe a partition this large (2^32 sectors); use GPT";
+            return SF_EINVAL;
+        }
+    } else {
+        uint64_t es = GPT_ENTRY_BYTES / ss;
+        P->vol_start = round_up(2 + es, P->align_s);
+        uint64_t end = n > 2 + es ? n - 1 - es : 0;   /* one past the last usable sector */
+        if (use < end)
+            end = use;
+        P->vol_len = end > P->vol_start ? end - P->vol_start : 0;
+    }
+    /* A partition also ends on a 1 MiB boundary (or the alignment, if smaller), as
+     * partitioners and disk-encryption tools expect; this gives up less than 1 MiB. */
+    if (o->partition != SF_PART_NONE) {
+        uint64_t g = 1 * MIB / ss < P->align_s ? 1 * MIB / ss : P->align_s;
+        uint64_t end = (P->vol_start + P->vol_len) / g * g;
+        if (end > P->vol_start)
+            P->vol_len = end - P->vol_start;
+    }
+    return 0;
+}
+
+uint64_t mkfs_use_sectors(const struct sf_bdev *bd, const struct sf_mkfs_opts *o)
+{
+    uint64_t n = bd->sector_count;
+    if (o->size && o->size / bd->sector_size <= n)
+        n = o->size / bd->sector_size;
+    return n;
+}
+
+int mkfs_write_table(struct sf_bdev *bd, const struct sf_mkfs_opts *o, uint64_t vol_start,
+                     uint64_t vol_len, uint8_t mbr_type, const char **why)
+{
+    int err = 0;
+    if (o->partition == SF_PART_MBR) {
+        err = sf_part_write_mbr(bd, o->buf, vol_start, vol_len, mbr_type);
+    } else if (o->partition == SF_PART_GPT) {
+        uint8_t dg[16], pg[16];
+        fallback_guid(dg, o->disk_guid, (uint64_t)o->serial << 32 | 0xD15Cu);
+        fallback_guid(pg, o->part_guid, (uint64_t)o->serial << 32 | 0x9A27u);
+        err = sf_part_write_gpt(bd, o->buf, vol_start, vol_len, dg, pg);
+    }
+    if (err == SF_EINVAL)
+        *why = "partition table does not fit the device";
+    return err;
+}
+
+static int exfat_mkfs(struct sf_bdev *bd, const struct sf_mkfs_opts *o, const char **why)
 {
     static const char *none = "";
-    const char *dummy;
     struct layout L;
     int err;
 
-    if (!why)
-        why = &dummy;
-    *why = none;
-    if (!bd || !o)
-        return SF_EINVAL;
-    if (o->fs_type != SF_FS_NONE && o->fs_type != SF_FS_EXFAT) {
-        *why = "only exFAT can be formatted";
-        return SF_ENOTSUP;
-    }
-    if (bd->flags & SF_BDEV_READONLY) {
-        *why = "device is read-only";
-        return SF_EROFS;
-    }
     if ((err = plan(bd, o, &L, why)))
         return err;
     *why = none;
@@ -441,18 +471,8 @@ int sf_mkfs(struct sf_bdev *bd, const struct sf_mkfs_opts *o, const char **why)
     if ((err = write_run(bd, o, &L, v, 1, NULL)))
         return err;
     /* 2. The partition table. */
-    if (o->partition == SF_PART_MBR) {
-        err = sf_part_write_mbr(bd, b, v, L.vol_len, MBR_TYPE_EXFAT);
-    } else if (o->partition == SF_PART_GPT) {
-        uint8_t dg[16], pg[16];
-        fallback_guid(dg, o->disk_guid, (uint64_t)o->serial << 32 | 0xD15Cu);
-        fallback_guid(pg, o->part_guid, (uint64_t)o->serial << 32 | 0x9A27u);
-        err = sf_part_write_gpt(bd, b, v, L.vol_len, dg, pg);
-    }
-    if (err) {
-        *why = err == SF_EINVAL ? "partition table does not fit the device" : none;
+    if ((err = mkfs_write_table(bd, o, v, L.vol_len, MBR_TYPE_EXFAT, why)))
         return err;
-    }
     /* 3. FAT (all of it: stale entries would be taken for chains), bitmap and up-case table
      *    (up to their DataLength; the rest of their clusters means nothing), root directory
      *    (the whole cluster: entries past the end marker must read as unused). */
@@ -490,4 +510,48 @@ int sf_mkfs(struct sf_bdev *bd, const struct sf_mkfs_opts *o, const char **why)
     if ((err = sf_bdev_write(bd, v, b, 1)) || (err = sf_bdev_flush(bd)))
         return err;
     return 0;
+}
+
+/* The file system for fs_type 0: by the space used, as SD (up to 2 GB: FAT16), SDHC (up to
+ * 32 GB: FAT32) and SDXC (exFAT) cards are formatted. */
+static uint8_t auto_type(struct sf_bdev *bd, const struct sf_mkfs_opts *o)
+{
+    uint64_t bytes = mkfs_use_sectors(bd, o) * bd->sector_size;
+    if (bytes <= 2 * GIB)
+        return SF_FS_FAT16;
+    if (bytes <= 32 * GIB)
+        return SF_FS_FAT32;
+    return SF_FS_EXFAT;
+}
+
+int sf_mkfs(struct sf_bdev *bd, const struct sf_mkfs_opts *o, const char **why)
+{
+    static const char *none = "";
+    const char *dummy;
+
+    if (!why)
+        why = &dummy;
+    *why = none;
+    if (!bd || !o)
+        return SF_EINVAL;
+    if (bd->flags & SF_BDEV_READONLY) {
+        *why = "device is read-only";
+        return SF_EROFS;
+    }
+    uint8_t type = o->fs_type;
+    if (type == SF_FS_NONE) {
+        type = auto_type(bd, o);
+        /* Too small for FAT16 (4,085 clusters of at most one sector each): exFAT. */
+        if (type == SF_FS_FAT16 && !fat_mkfs_fits(bd, o))
+            type = SF_FS_EXFAT;
+    }
+    if (type == SF_FS_EXFAT)
+        return exfat_mkfs(bd, o, why);
+    if (type == SF_FS_FAT32 || type == SF_FS_FAT16) {
+        struct sf_mkfs_opts t = *o;
+        t.fs_type = type;
+        return fat_mkfs(bd, &t, why);
+    }
+    *why = "file system type must be exFAT, FAT32 or FAT16 (FAT12 is read-only)";
+    return SF_ENOTSUP;
 }
