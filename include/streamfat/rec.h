@@ -1,0 +1,128 @@
+/* The record format (docs/FORMAT.md, version 1): encoding records and blocks, checking and
+ * decoding them. Freestanding; no I/O: callers hand in block memory.
+ *
+ * Damage tolerance: sf_block_check validates one block on its own (magic, version, kind,
+ * size, CRC-32C), so a reader can check every block boundary and skip the bad ones;
+ * sf_rec_next never reads outside the block and reports a record that would. */
+#ifndef STREAMFAT_REC_H
+#define STREAMFAT_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "sf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SF_REC_VERSION 1
+#define SF_BLOCK_MAGIC 0x424C4653u      /* "SFLB" as a little-endian u32 */
+#define SF_BLOCK_HDR 48u                /* block header bytes */
+#define SF_REC_HDR 16u                  /* record header bytes */
+#define SF_FILE_HDR 32u                 /* fixed part of the header block's payload */
+#define SF_BLOCK_MIN 512u
+#define SF_BLOCK_MAX (1u << 20)
+#define SF_BLOCK_DEFAULT 65536u
+
+enum sf_block_kind { SF_BLOCK_FILE_HEADER = 1, SF_BLOCK_RECORDS = 2 };
+
+enum sf_rec_type {
+    SF_REC_CAN = 0x01,
+    SF_REC_SAMPLE = 0x02,
+    SF_REC_TEXT = 0x03,
+    SF_REC_LATENCY = 0x04,
+    SF_REC_DROP = 0x05,
+    SF_REC_ANNOTATION = 0x06,
+    SF_REC_CHANNEL = 0x10,
+    SF_REC_META = 0x11,
+};
+
+/* CAN record flags */
+#define SF_CAN_EFF 0x01u   /* 29-bit identifier */
+#define SF_CAN_RTR 0x02u   /* remote transmission request */
+#define SF_CAN_ERR 0x04u   /* error frame */
+#define SF_CAN_FD  0x08u   /* CAN FD frame */
+#define SF_CAN_BRS 0x10u   /* CAN FD bit rate switch */
+#define SF_CAN_ESI 0x20u   /* CAN FD error state indicator */
+#define SF_CAN_BODY 8u     /* CAN body bytes before the data */
+
+enum sf_clock_kind { SF_CLOCK_REALTIME = 0, SF_CLOCK_MONOTONIC = 1, SF_CLOCK_HARDWARE = 2 };
+
+/* Bytes a record with a body of `length` bytes occupies in a block. */
+static inline uint32_t sf_rec_size(uint32_t length)
+{
+    return SF_REC_HDR + ((length + 7u) & ~7u);
+}
+
+/* A decoded record; body points into the block. */
+struct sf_rec {
+    uint8_t type;
+    uint8_t channel;
+    uint16_t length;
+    uint32_t flags;
+    uint64_t ts;
+    const uint8_t *body;
+};
+
+/* A decoded CAN record. */
+struct sf_can {
+    uint32_t id;
+    uint32_t flags;        /* SF_CAN_* */
+    uint8_t len;
+    uint8_t data[64];
+};
+
+struct sf_block_info {
+    uint16_t kind;         /* enum sf_block_kind */
+    uint64_t file_id;
+    uint64_t seq;
+    uint64_t first_ts;
+    uint32_t used;         /* payload bytes in use */
+    uint32_t count;        /* records */
+    uint32_t block_size;
+};
+
+struct sf_file_header {
+    uint64_t start_ts;
+    uint32_t clock;        /* enum sf_clock_kind */
+    uint32_t file_index;
+    uint64_t session_id;
+};
+
+/* CRC-32C (Castagnoli), continuing from crc (start with 0). */
+uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* Write one record at dst (sf_rec_size(len) bytes, zero padding included). */
+void sf_rec_put(uint8_t *dst, uint8_t type, uint8_t channel, uint32_t flags, uint64_t ts,
+                const void *body, uint16_t len);
+/* Write a CAN record: len 0..8 (0..64 with SF_CAN_FD). Returns the bytes used, or 0 if the
+ * length is not valid for the flags. */
+uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
+                        uint32_t flags, const uint8_t *data, uint8_t len);
+/* Decode a CAN record's body; SF_ECORRUPT when it is malformed. */
+int sf_rec_get_can(const struct sf_rec *r, struct sf_can *out);
+
+/* Fill in the block header of `block` (bi->block_size bytes) from bi, zero the payload past
+ * bi->used, and compute the CRC. */
+void sf_block_seal(uint8_t *block, const struct sf_block_info *bi);
+/* Check one block of `len` bytes (len must be its block size). 0 with *bi filled, or
+ * SF_ECORRUPT (bad magic, version, kind, size or CRC). */
+int sf_block_check(const uint8_t *block, uint32_t len, struct sf_block_info *bi);
+/* Peek at a block header to learn the block size, without checking the CRC: 0 with *size
+ * set when magic, version and size look right. */
+int sf_block_peek_size(const uint8_t *hdr48, uint32_t *size);
+
+/* Walk the records of a checked block: *off starts at 0 (record blocks) or SF_FILE_HDR (the
+ * header block). Returns 1 with *r filled and *off advanced, 0 at the end of `used`, or
+ * SF_ECORRUPT when a record runs past `used` (the rest of the block is unusable). */
+int sf_rec_next(const uint8_t *block, const struct sf_block_info *bi, uint32_t *off,
+                struct sf_rec *r);
+
+void sf_file_header_put(uint8_t *payload32, const struct sf_file_header *h);
+void sf_file_header_get(const uint8_t *payload32, struct sf_file_header *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
