@@ -6,6 +6,7 @@
 #include "target.h"
 #include "cli.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,7 +48,82 @@ int target_open_dev(struct sf_filebd *f, const char *path, unsigned filebd_flags
     return CLI_ERR;
 }
 
+/* Open the device with O_DIRECT if asked, falling back to buffered I/O when the host file
+ * system refuses O_DIRECT. */
+static int open_dev(struct target *t, const char *path, unsigned flags)
+{
+    unsigned ff = (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0;
+    int err;
+
+    if (flags & TARGET_DIRECT) {
+        err = sf_filebd_open(&t->fbd, path, ff | SF_FILEBD_DIRECT, 0, 0);
+        if (!err)
+            return 0;
+        if (err != SF_ENOTSUP && err != SF_EINVAL)
+            return target_open_dev(&t->fbd, path, ff | SF_FILEBD_DIRECT, 0, 0);
+        /* SF_EINVAL may also mean "no image at all": the buffered open below tells. */
+        if (sf_filebd_open(&t->fbd, path, ff, 0, 0) == 0) {
+            fprintf(stderr, "streamfat %s: note: %s: O_DIRECT not supported here; using "
+                    "buffered I/O\n", cli_cmd, path);
+            return 0;
+        }
+    }
+    return target_open_dev(&t->fbd, path, ff, 0, 0);
+}
+
+/* The file system's sector size differs from the one the image was opened with. With
+ * O_DIRECT the host may refuse it (its O_DIRECT offset alignment is larger); then reopen
+ * buffered. */
+static int set_sector_size(struct target *t, const char *path, unsigned flags, uint32_t ss)
+{
+    int err = sf_filebd_set_sector_size(&t->fbd, ss);
+
+    if (err == SF_EINVAL && t->fbd.direct) {
+        sf_filebd_close(&t->fbd);
+        t->opened = 0;
+        fprintf(stderr, "streamfat %s: note: %s: O_DIRECT refused for %u-byte sectors; using "
+                "buffered I/O\n", cli_cmd, path, ss);
+        if (target_open_dev(&t->fbd, path, (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0,
+                            0, 0))
+            return CLI_ERR;
+        t->opened = 1;
+        err = sf_filebd_set_sector_size(&t->fbd, ss);
+    }
+    if (err) {
+        cli_err("%s: cannot use %u-byte sectors: %s", path, ss, sf_strerror(err));
+        return CLI_ERR;
+    }
+    return 0;
+}
+
+/* The file device promises O_DIRECT users 4096-byte buffer alignment, but the volume's
+ * metadata cache keeps one sector per slot, so on a 512-byte-sector volume half its slots
+ * are only 512-aligned and the device would refuse them. Where the kernel reports the
+ * real O_DIRECT memory alignment (statx STATX_DIOALIGN; usually 512) and a sector
+ * satisfies it, use that instead. */
+static void relax_dio_align(struct sf_filebd *f)
+{
+#ifdef STATX_DIOALIGN
+    struct statx sx;
+
+    if (!f->direct || statx(f->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 ||
+        !(sx.stx_mask & STATX_DIOALIGN) || sx.stx_dio_mem_align == 0)
+        return;
+    if ((sx.stx_dio_mem_align & (sx.stx_dio_mem_align - 1)) == 0 &&
+        sx.stx_dio_mem_align <= f->bd.sector_size && sx.stx_dio_mem_align < f->bd.mem_align)
+        f->bd.mem_align = sx.stx_dio_mem_align < 64 ? 64 : sx.stx_dio_mem_align;
+#else
+    (void)f;
+#endif
+}
+
 int target_open(struct target *t, const char *path, unsigned flags, uint32_t partition)
+{
+    return target_open_async(t, path, flags & ~TARGET_ASYNC, partition, 0);
+}
+
+int target_open_async(struct target *t, const char *path, unsigned flags, uint32_t partition,
+                      unsigned queue_depth)
 {
     struct sf_vol_cfg cfg;
     uint8_t type = SF_FS_NONE;
@@ -58,7 +134,7 @@ int target_open(struct target *t, const char *path, unsigned flags, uint32_t par
 
     memset(t, 0, sizeof *t);
     t->path = path;
-    if (target_open_dev(&t->fbd, path, (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0, 0, 0))
+    if (open_dev(t, path, flags))
         return CLI_ERR;
     t->opened = 1;
 
@@ -82,21 +158,29 @@ int target_open(struct target *t, const char *path, unsigned flags, uint32_t par
                     path, ss, t->fbd.bd.sector_size);
             goto fail;
         }
-        err = sf_filebd_set_sector_size(&t->fbd, ss);
+        if (set_sector_size(t, path, flags, ss))
+            goto fail;
+    }
+    relax_dio_align(&t->fbd);
+    if (flags & TARGET_ASYNC) {
+        /* After the sector size is settled: the aio device copies the geometry. */
+        err = sf_aiobd_init(&t->aio, &t->fbd, queue_depth ? queue_depth : 4,
+                            (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
         if (err) {
-            cli_err("%s: cannot use %u-byte sectors: %s", path, ss, sf_strerror(err));
+            cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));
             goto fail;
         }
+        t->async = 1;
     }
 
-    t->cache = target_alloc(&t->fbd.bd, cache_bytes);
+    t->cache = target_alloc(target_bd(t), cache_bytes);
     t->upcase = malloc(SF_UPCASE_BUF_SIZE);
     if (!t->upcase) {
         cli_err("out of memory");
         goto fail;
     }
     memset(&cfg, 0, sizeof cfg);
-    cfg.bd = &t->fbd.bd;
+    cfg.bd = target_bd(t);
     cfg.buf = t->cache;
     cfg.buf_size = cache_bytes;
     cfg.upcase_buf = t->upcase;
@@ -132,6 +216,14 @@ int target_close(struct target *t)
             rc = CLI_ERR;
         }
         t->mounted = 0;
+    }
+    if (t->async) {
+        err = sf_aiobd_close(&t->aio);
+        if (err && !rc) {
+            cli_err("%s: close failed: %s", t->path, sf_strerror(err));
+            rc = CLI_ERR;
+        }
+        t->async = 0;
     }
     if (t->opened) {
         err = sf_filebd_close(&t->fbd);

@@ -5,20 +5,35 @@
 
 #include "streamfat/sf.h"
 #include "streamfat/filebd.h"
+#include "streamfat/aiobd.h"
 
-#define TARGET_RDONLY 0x1u   /* open the device read-only, mount with SF_VOL_RDONLY */
+#define TARGET_RDONLY   0x1u  /* open the device read-only, mount with SF_VOL_RDONLY */
+#define TARGET_DIRECT   0x2u  /* O_DIRECT; where the host file system refuses it (tmpfs, or an
+                                 O_DIRECT alignment larger than the volume's sectors) the
+                                 target is reopened buffered with a note on stderr */
+#define TARGET_ASYNC    0x4u  /* mount over an sf_aiobd so that submit/poll are asynchronous */
+#define TARGET_NO_URING 0x8u  /* with TARGET_ASYNC: the threads backend, never io_uring */
 
 struct target {
     const char *path;
     struct sf_filebd fbd;
+    struct sf_aiobd aio;     /* with TARGET_ASYNC; the volume is mounted on aio.bd */
     struct sf_vol vol;
     void *cache;
     uint16_t *upcase;
-    int opened, mounted;
+    int opened, mounted, async;
 };
 
 /* Open and mount. partition: 0 automatic, N the Nth. Returns 0 or CLI_ERR. */
 int target_open(struct target *t, const char *path, unsigned flags, uint32_t partition);
+/* The same with the asynchronous device's queue depth (TARGET_ASYNC; 0 means 4). */
+int target_open_async(struct target *t, const char *path, unsigned flags, uint32_t partition,
+                      unsigned queue_depth);
+/* The device the volume is mounted on. */
+static inline struct sf_bdev *target_bd(struct target *t)
+{
+    return t->async ? &t->aio.bd : &t->fbd.bd;
+}
 /* Unmount (flushing) and close; reports errors. Returns 0 or CLI_ERR. Safe on a target
  * that failed to open. */
 int target_close(struct target *t);
