@@ -65,8 +65,8 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
         fatsz = ld_le32(b + BPB32_FAT_SZ32);
         if (root_ents)
             return WHY("FAT32 volume with BPB_RootEntCnt not 0");
-        if (ld_le16(b + BPB_TOT_SEC16))
-            return WHY("FAT32 volume with BPB_TotSec16 not 0");
+        /* BPB_TotSec16 should be 0 on FAT32, but mkfs.fat fills it on small volumes and
+         * every reader takes it when it is not 0: so do we. */
     } else {
         if (!root_ents || (root_ents * 32) % bps)
             return WHY("BPB_RootEntCnt does not fill whole sectors");
@@ -211,9 +211,10 @@ static void label_text(char *out, const uint8_t *p)
     out[n] = 0;
 }
 
-/* The root directory's volume-label entry wins (what Windows shows and writes); without
- * one, the boot sector's label unless it is the placeholder "NO NAME". */
-static int read_label(struct sf_vol *v, const uint8_t *boot_label)
+/* The label is the root directory's volume-label entry, as Windows and fatlabel take it:
+ * Windows erases a label by deleting that entry and leaves the boot sector's copy behind, so
+ * the boot sector is not consulted. "NO NAME" (the placeholder tools write) is no label. */
+static int read_label(struct sf_vol *v)
 {
     struct sf_chain root = vol_root(v);
     struct dwalk w;
@@ -232,7 +233,8 @@ static int read_label(struct sf_vol *v, const uint8_t *boot_label)
         if (e[DIR_NAME] == DIR_FREE || (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME)
             continue;
         if ((e[DIR_ATTR] & (ATTR_VOLUME_ID | ATTR_DIRECTORY)) == ATTR_VOLUME_ID) {
-            label_text(v->info.label, e + DIR_NAME);
+            if (memcmp(e + DIR_NAME, "NO NAME    ", 11))
+                label_text(v->info.label, e + DIR_NAME);
             v->label_loc_valid = 1;
             v->label_loc.lba[0] = lba;
             v->label_loc.off = (uint16_t)off;
@@ -240,8 +242,6 @@ static int read_label(struct sf_vol *v, const uint8_t *boot_label)
             return 0;
         }
     }
-    if (memcmp(boot_label, "NO NAME    ", 11))
-        label_text(v->info.label, boot_label);
     return 0;
 }
 
@@ -249,16 +249,13 @@ static int read_label(struct sf_vol *v, const uint8_t *boot_label)
 
 int fat_mount(struct sf_vol *v, uint8_t *buf)
 {
-    uint8_t boot_label[11], media = buf[BPB_MEDIA];
+    uint8_t media = buf[BPB_MEDIA];
     int err;
 
     v->info.warning = NULL;
     if ((err = check_bpb(v, buf)))
         return err;
     int fat32 = v->fat_bits == 32;
-    memcpy(boot_label, buf + (fat32 ? BS32_VOL_LAB : BS16_VOL_LAB), 11);
-    if (buf[fat32 ? BS32_BOOT_SIG : BS16_BOOT_SIG] != 0x29)
-        memcpy(boot_label, "NO NAME    ", 11);     /* the field is not there */
     if (media != 0xF0 && media < 0xF8)
         return WHY("BPB_Media is not 0xF0 or 0xF8..0xFF");
     /* From here on buf is the cache's memory. */
@@ -269,7 +266,7 @@ int fat_mount(struct sf_vol *v, uint8_t *buf)
     if (fat32)
         read_fsinfo(v);
     fat_table_summary_init(v);
-    return read_label(v, boot_label);
+    return read_label(v);
 }
 
 /* ---- dirty state and free count ---- */
