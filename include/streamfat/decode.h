@@ -1,0 +1,157 @@
+/* Decoding a log file (docs/FORMAT.md) as a stream, tolerating damage. Freestanding: the
+ * caller owns every byte of memory (struct sf_dec and one block buffer) and does the I/O.
+ *
+ * The caller gives the decoder the file's bytes, from offset 0 and in order, in pieces of any
+ * size, and takes events out one at a time:
+ *
+ *     struct sf_dec d;
+ *     struct sf_dec_event ev;
+ *     sf_dec_init(&d, buf, sizeof buf);              // buf: up to 1 MiB, see below
+ *     while ((n = read(fd, chunk, sizeof chunk)) > 0)
+ *         for (size_t off = 0; off < n;) {
+ *             off += sf_dec_feed(&d, chunk + off, n - off);
+ *             while (sf_dec_next(&d, &ev) != SF_DEC_NEED_DATA)
+ *                 handle(&ev);
+ *         }
+ *     sf_dec_finish(&d);
+ *     while (sf_dec_next(&d, &ev) != SF_DEC_END)
+ *         handle(&ev);
+ *
+ * or, without a copy, lets the decoder read straight into its buffer (sf_dec_space and
+ * sf_dec_commit, or sf_dec_read with a read callback).
+ *
+ * Events, in file order: the file header (block 0 valid), the records of every valid block of
+ * this file, and the damage: damaged blocks (with the reason), gaps in the block sequence,
+ * foreign blocks (another file's id). A block's expected seq is its position's: the previous
+ * valid block's seq plus the blocks between them (damaged or foreign blocks, already reported,
+ * make no gap); the first valid block's is its block index. Runs of damaged or foreign blocks come as one event
+ * with a block count. Records of damaged or foreign blocks are never delivered; a record
+ * block whose records run past `used` delivers the records before that point and then a
+ * damage event for the block.
+ *
+ * Block size: taken from block 0. When block 0 is damaged the decoder looks at every 512-byte
+ * boundary for a block that checks out (a header that looks right, at an offset that is a
+ * multiple of its size, with a good CRC); everything before the first one is reported as
+ * damaged. Blocks larger than the buffer cannot be decoded (reported as damage).
+ *
+ * The end: all-zero blocks at the end of the file (allocated, never written) are not damage;
+ * all-zero blocks followed by more blocks are (reason SF_DEC_UNWRITTEN). A partial block at
+ * the end is reported (SF_DEC_TRUNCATED) unless it is all zeros.
+ *
+ * Memory and lifetime: pointers in an event (rec.body) point into the buffer and stay valid
+ * until the next call of sf_dec_feed, sf_dec_commit or sf_dec_read. Constant memory; no
+ * allocation; one decoder per thread. */
+#ifndef STREAMFAT_DECODE_H
+#define STREAMFAT_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "sf.h"
+#include "rec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum sf_dec_kind {
+    SF_DEC_NEED_DATA = 0,  /* give it more bytes (or call sf_dec_finish) */
+    SF_DEC_HEADER,         /* block 0 is valid: hdr, file_id, block_size */
+    SF_DEC_RECORD,         /* rec (from block `block`, whose header is `bi`) */
+    SF_DEC_DAMAGED,        /* blocks block .. block+count-1 (bytes offset .. +length): reason */
+    SF_DEC_GAP,            /* block `block` has seq `seq`, but `seq_expected` was due */
+    SF_DEC_FOREIGN,        /* blocks block .. block+count-1 carry another file_id (`file_id`) */
+    SF_DEC_END,            /* after sf_dec_finish: no more events */
+};
+
+enum sf_dec_reason {
+    SF_DEC_BAD_HEADER = 1, /* no block header (magic, version or block size wrong) */
+    SF_DEC_BAD_SIZE,       /* a block header with another block size than the file's */
+    SF_DEC_BAD_FIELD,      /* kind or used out of range */
+    SF_DEC_BAD_CRC,        /* the CRC-32C does not match */
+    SF_DEC_BAD_RECORD,     /* a record runs past `used`: the rest of the block is lost */
+    SF_DEC_UNWRITTEN,      /* all zeros, yet more blocks follow */
+    SF_DEC_TRUNCATED,      /* the file ends inside this block */
+    SF_DEC_TOO_BIG,        /* its block size exceeds the decoder's buffer */
+    SF_DEC_NO_BLOCK,       /* no valid block found: block size unknown (block = count = 0) */
+};
+
+struct sf_dec_event {
+    int kind;                    /* enum sf_dec_kind */
+    int reason;                  /* SF_DEC_DAMAGED: enum sf_dec_reason */
+    uint64_t block;              /* block index (offset / block size) */
+    uint64_t count;              /* DAMAGED, FOREIGN: blocks in the run */
+    uint64_t offset, length;     /* DAMAGED, FOREIGN: the bytes of the file concerned */
+    uint64_t file_id;            /* HEADER: this file's; FOREIGN: the other file's */
+    uint64_t seq_expected, seq;  /* GAP */
+    uint32_t block_size;         /* the file's block size, once known (else 0) */
+    struct sf_file_header hdr;   /* HEADER */
+    struct sf_rec rec;           /* RECORD */
+    const struct sf_block_info *bi;  /* RECORD: the block it came from */
+};
+
+/* Counters, for summaries. */
+struct sf_dec_stats {
+    uint64_t bytes;              /* bytes given to the decoder */
+    uint64_t blocks_ok;          /* valid blocks of this file */
+    uint64_t blocks_damaged;     /* blocks in DAMAGED events (NO_BLOCK: 0) */
+    uint64_t blocks_foreign;
+    uint64_t gaps;
+    uint64_t records;            /* RECORD events */
+    uint64_t damage_events;      /* DAMAGED + GAP + FOREIGN events: 0 means a clean file */
+};
+
+/* The decoder. Private fields; use the functions. */
+struct sf_dec {
+    uint8_t *buf;
+    size_t cap;
+    size_t pos, fill;            /* the bytes not yet decoded: buf[pos .. fill) */
+    uint64_t base;               /* file offset of buf[0] */
+    uint32_t block_size;         /* 0 until known */
+    uint32_t want;               /* bytes needed at buf[pos] for the next step */
+    int state, finished, fail_reason0;
+    int have_file_id, have_seq;
+    uint64_t file_id, last_seq, last_block;   /* the last valid block of this file */
+    struct sf_block_info bi;     /* the block whose records are being walked */
+    uint64_t cur_block;
+    uint32_t rec_off;
+    /* A run of damaged, unwritten or foreign blocks not yet reported. */
+    int run_kind, run_reason;
+    uint64_t run_block, run_count, run_offset, run_length, run_file_id;
+    /* Events decided but not yet handed out (at most 3 at a time). */
+    struct sf_dec_event q[3];
+    int qn, qi;
+    struct sf_dec_stats stats;
+};
+
+/* Set up over buf (cap bytes: at least the file's block size, at most SF_BLOCK_MAX is ever
+ * used; >= 512). Returns 0 or SF_EINVAL. */
+int sf_dec_init(struct sf_dec *d, void *buf, size_t cap);
+/* Copy up to n bytes of the file in; returns how many were taken (0 when the decoder has
+ * events to hand out first, or after sf_dec_finish). */
+size_t sf_dec_feed(struct sf_dec *d, const void *p, size_t n);
+/* Zero-copy feeding: where the next bytes of the file go and how many are wanted there
+ * (> 0 while the decoder needs data, 0 when events are pending); then sf_dec_commit(d, n)
+ * with n <= that size. */
+size_t sf_dec_space(struct sf_dec *d, uint8_t **where);
+void sf_dec_commit(struct sf_dec *d, size_t n);
+/* The file has ended (pending events, then SF_DEC_END). */
+void sf_dec_finish(struct sf_dec *d);
+/* The next event: its kind (enum sf_dec_kind), with *ev filled. */
+int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev);
+
+/* Read callback: up to n bytes into buf; the count, 0 at the end of the file, or < 0 (an
+ * error, returned by sf_dec_read as it is). */
+typedef sf_ssize_t (*sf_dec_read_fn)(void *ctx, void *buf, size_t n);
+/* The next event, reading with fn as needed (never SF_DEC_NEED_DATA): a kind, or the read
+ * callback's negative error. */
+int sf_dec_read(struct sf_dec *d, sf_dec_read_fn fn, void *ctx, struct sf_dec_event *ev);
+
+const struct sf_dec_stats *sf_dec_stats(const struct sf_dec *d);
+/* "CRC mismatch", ... */
+const char *sf_dec_reason_str(int reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,408 @@
+/* The streaming log decoder (include/streamfat/decode.h): blocks are checked one by one as
+ * the bytes arrive, and every departure from docs/FORMAT.md becomes an event.
+ *
+ * States: SEARCH and CAND while the block size is unknown (at every 512-byte boundary, peek
+ * at a header; CAND waits for the whole candidate block and checks it), BLOCK once it is known
+ * (wait for B bytes, check), RECORDS while handing out a valid block's records, DONE after the
+ * end. The bytes not yet decoded are buf[pos .. fill); a step needs `want` of them. Each step
+ * queues at most three events (a finished run, a gap, the header), handed out before the next
+ * step runs. */
+#include "streamfat/decode.h"
+
+#include <string.h>
+
+enum { ST_SEARCH, ST_CAND, ST_BLOCK, ST_RECORDS, ST_DONE };
+
+#define SECTOR 512u   /* blocks start on multiples of their size, itself >= 512 */
+
+int sf_dec_init(struct sf_dec *d, void *buf, size_t cap)
+{
+    if (!buf || cap < SF_BLOCK_MIN)
+        return SF_EINVAL;
+    memset(d, 0, sizeof *d);
+    d->buf = buf;
+    d->cap = cap < SF_BLOCK_MAX ? cap : SF_BLOCK_MAX;
+    d->state = ST_SEARCH;
+    d->want = SECTOR;
+    return 0;
+}
+
+const struct sf_dec_stats *sf_dec_stats(const struct sf_dec *d)
+{
+    return &d->stats;
+}
+
+const char *sf_dec_reason_str(int reason)
+{
+    switch (reason) {
+    case SF_DEC_BAD_HEADER: return "no block header";
+    case SF_DEC_BAD_SIZE:   return "wrong block size";
+    case SF_DEC_BAD_FIELD:  return "header field out of range";
+    case SF_DEC_BAD_CRC:    return "CRC mismatch";
+    case SF_DEC_BAD_RECORD: return "record runs past the used bytes";
+    case SF_DEC_UNWRITTEN:  return "unwritten (all zeros)";
+    case SF_DEC_TRUNCATED:  return "file ends inside the block";
+    case SF_DEC_TOO_BIG:    return "block size larger than the decoder's buffer";
+    case SF_DEC_NO_BLOCK:   return "no valid block";
+    default:                return "damaged";
+    }
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* Why a block of b bytes (b = the file's block size) fails sf_block_check. */
+static int classify(const uint8_t *p, uint32_t b)
+{
+    uint32_t size;
+
+    if (all_zero(p, b))
+        return SF_DEC_UNWRITTEN;
+    if (sf_block_peek_size(p, &size))
+        return SF_DEC_BAD_HEADER;
+    if (size != b)
+        return SF_DEC_BAD_SIZE;
+    {
+        /* Same field checks as sf_block_check: kind (u16 at 6), used (u32 at 32). */
+        uint32_t kind = (uint32_t)p[6] | (uint32_t)p[7] << 8;
+        uint32_t used = (uint32_t)p[32] | (uint32_t)p[33] << 8 | (uint32_t)p[34] << 16 |
+                        (uint32_t)p[35] << 24;
+        if ((kind != SF_BLOCK_FILE_HEADER && kind != SF_BLOCK_RECORDS) ||
+            used > b - SF_BLOCK_HDR)
+            return SF_DEC_BAD_FIELD;
+    }
+    return SF_DEC_BAD_CRC;
+}
+
+static struct sf_dec_event *queue(struct sf_dec *d, int kind)
+{
+    struct sf_dec_event *e = &d->q[d->qn++];
+
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    e->block_size = d->block_size;
+    if (kind == SF_DEC_DAMAGED || kind == SF_DEC_GAP || kind == SF_DEC_FOREIGN)
+        d->stats.damage_events++;
+    return e;
+}
+
+static void queue_range(struct sf_dec *d, int kind, int reason, uint64_t block, uint64_t count,
+                        uint64_t offset, uint64_t length)
+{
+    struct sf_dec_event *e = queue(d, kind);
+
+    e->reason = reason;
+    e->block = block;
+    e->count = count;
+    e->offset = offset;
+    e->length = length;
+    if (kind == SF_DEC_DAMAGED)
+        d->stats.blocks_damaged += count;
+}
+
+/* Report the pending run of bad blocks, if any. */
+static void run_flush(struct sf_dec *d)
+{
+    if (!d->run_count)
+        return;
+    if (d->run_kind == SF_DEC_FOREIGN) {
+        queue_range(d, SF_DEC_FOREIGN, 0, d->run_block, d->run_count, d->run_offset,
+                    d->run_length);
+        d->q[d->qn - 1].file_id = d->run_file_id;
+        d->stats.blocks_foreign += d->run_count;
+    } else {
+        queue_range(d, SF_DEC_DAMAGED, d->run_reason, d->run_block, d->run_count,
+                    d->run_offset, d->run_length);
+    }
+    d->run_count = 0;
+}
+
+/* Block n is bad in the same way as the run before it: extend the run; else start one. */
+static void run_add(struct sf_dec *d, int kind, int reason, uint64_t file_id, uint64_t n)
+{
+    if (d->run_count && d->run_kind == kind && d->run_reason == reason &&
+        d->run_file_id == file_id && d->run_block + d->run_count == n) {
+        d->run_count++;
+        d->run_length += d->block_size;
+        return;
+    }
+    run_flush(d);
+    d->run_kind = kind;
+    d->run_reason = reason;
+    d->run_file_id = file_id;
+    d->run_block = n;
+    d->run_count = 1;
+    d->run_offset = n * d->block_size;
+    d->run_length = d->block_size;
+}
+
+/* Drop `n` decoded bytes at pos. */
+static void consume(struct sf_dec *d, size_t n)
+{
+    d->pos += n;
+    if (d->pos >= d->fill) {
+        d->base += d->fill;
+        d->pos = d->fill = 0;
+    }
+}
+
+static void next_block(struct sf_dec *d)
+{
+    consume(d, d->block_size);
+    d->state = ST_BLOCK;
+    d->want = d->block_size;
+}
+
+/* A valid block of this or another file at pos. */
+static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64_t n)
+{
+    const uint8_t *p = d->buf + d->pos;
+    uint64_t expected;
+
+    if (!d->have_file_id) {
+        d->file_id = bi->file_id;
+        d->have_file_id = 1;
+    }
+    if (bi->file_id != d->file_id) {
+        run_add(d, SF_DEC_FOREIGN, 0, bi->file_id, n);
+        next_block(d);
+        return;
+    }
+    run_flush(d);
+    expected = d->have_seq ? d->last_seq + (n - d->last_block) : n;
+    if (bi->seq != expected) {
+        struct sf_dec_event *e = queue(d, SF_DEC_GAP);
+        e->block = n;
+        e->seq_expected = expected;
+        e->seq = bi->seq;
+        d->stats.gaps++;
+    }
+    d->last_seq = bi->seq;
+    d->last_block = n;
+    d->have_seq = 1;
+    d->stats.blocks_ok++;
+    d->bi = *bi;
+    d->cur_block = n;
+    d->rec_off = 0;
+    if (bi->kind == SF_BLOCK_FILE_HEADER) {
+        struct sf_dec_event *e = queue(d, SF_DEC_HEADER);
+        sf_file_header_get(p + SF_BLOCK_HDR, &e->hdr);
+        e->block = n;
+        e->file_id = bi->file_id;
+        d->rec_off = SF_FILE_HDR;
+    }
+    d->state = ST_RECORDS;
+}
+
+/* B known, B bytes at pos. */
+static void step_block(struct sf_dec *d)
+{
+    const uint8_t *p = d->buf + d->pos;
+    uint64_t n = (d->base + d->pos) / d->block_size;
+    struct sf_block_info bi;
+
+    if (sf_block_check(p, d->block_size, &bi) == 0) {
+        if (bi.kind == SF_BLOCK_FILE_HEADER && bi.used < SF_FILE_HDR)
+            run_add(d, SF_DEC_DAMAGED, SF_DEC_BAD_FIELD, 0, n);
+        else {
+            block_valid(d, &bi, n);
+            return;
+        }
+    } else {
+        /* A different reason ends the run: zeros followed by more are reported then. */
+        run_add(d, SF_DEC_DAMAGED, classify(p, d->block_size), 0, n);
+    }
+    next_block(d);
+}
+
+static void note_reason0(struct sf_dec *d, int why)
+{
+    if (d->base + d->pos == 0)
+        d->fail_reason0 = why;
+}
+
+/* B unknown, SECTOR bytes at pos (a 512-byte boundary of the file). */
+static void step_search(struct sf_dec *d)
+{
+    uint32_t size;
+
+    if (sf_block_peek_size(d->buf + d->pos, &size) == 0 && (d->base + d->pos) % size == 0) {
+        if (size <= d->cap) {
+            d->state = ST_CAND;
+            d->want = size;
+            return;
+        }
+        note_reason0(d, SF_DEC_TOO_BIG);
+    } else {
+        note_reason0(d, SF_DEC_BAD_HEADER);
+    }
+    consume(d, SECTOR);
+}
+
+/* B unknown, a whole candidate block at pos. */
+static void step_cand(struct sf_dec *d)
+{
+    struct sf_block_info bi;
+    uint64_t off = d->base + d->pos;
+
+    if (sf_block_check(d->buf + d->pos, d->want, &bi) == 0) {
+        d->block_size = d->want;
+        if (off)
+            queue_range(d, SF_DEC_DAMAGED, d->fail_reason0, 0, off / d->block_size, 0, off);
+        d->state = ST_BLOCK;      /* checks this block again, as a block of the file */
+        return;
+    }
+    note_reason0(d, classify(d->buf + d->pos, d->want));
+    d->state = ST_SEARCH;
+    d->want = SECTOR;
+    consume(d, SECTOR);
+}
+
+static void step_end(struct sf_dec *d)
+{
+    size_t rem = d->fill - d->pos;
+
+    if (d->state == ST_SEARCH || d->state == ST_CAND) {
+        uint64_t total = d->base + d->fill;
+        if (total)
+            queue_range(d, SF_DEC_DAMAGED, SF_DEC_NO_BLOCK, 0, 0, 0, total);
+    } else {
+        int partial = rem && !all_zero(d->buf + d->pos, rem);
+        /* Zeros at the very end are allocated space never written: not damage. */
+        if (d->run_count && d->run_reason == SF_DEC_UNWRITTEN && !partial)
+            d->run_count = 0;
+        run_flush(d);
+        if (partial)
+            queue_range(d, SF_DEC_DAMAGED, SF_DEC_TRUNCATED,
+                        (d->base + d->pos) / d->block_size, 1, d->base + d->pos, rem);
+    }
+    d->pos = d->fill = 0;
+    d->state = ST_DONE;
+}
+
+int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev)
+{
+    for (;;) {
+        if (d->qi < d->qn) {
+            *ev = d->q[d->qi++];
+            if (d->qi == d->qn)
+                d->qi = d->qn = 0;
+            return ev->kind;
+        }
+        switch (d->state) {
+        case ST_RECORDS: {
+            int r = sf_rec_next(d->buf + d->pos, &d->bi, &d->rec_off, &ev->rec);
+            if (r == 1) {
+                struct sf_rec rec = ev->rec;
+                memset(ev, 0, sizeof *ev);
+                ev->kind = SF_DEC_RECORD;
+                ev->rec = rec;
+                ev->block = d->cur_block;
+                ev->block_size = d->block_size;
+                ev->file_id = d->file_id;
+                ev->bi = &d->bi;
+                d->stats.records++;
+                return SF_DEC_RECORD;
+            }
+            if (r < 0)
+                queue_range(d, SF_DEC_DAMAGED, SF_DEC_BAD_RECORD, d->cur_block, 1,
+                            d->cur_block * d->block_size, d->block_size);
+            next_block(d);
+            break;
+        }
+        case ST_DONE:
+            memset(ev, 0, sizeof *ev);
+            ev->kind = SF_DEC_END;
+            ev->block_size = d->block_size;
+            return SF_DEC_END;
+        default:
+            if (d->fill - d->pos < d->want) {
+                if (!d->finished) {
+                    memset(ev, 0, sizeof *ev);
+                    return SF_DEC_NEED_DATA;
+                }
+                step_end(d);
+            } else if (d->state == ST_SEARCH) {
+                step_search(d);
+            } else if (d->state == ST_CAND) {
+                step_cand(d);
+            } else {
+                step_block(d);
+            }
+            break;
+        }
+    }
+}
+
+size_t sf_dec_space(struct sf_dec *d, uint8_t **where)
+{
+    size_t have = d->fill - d->pos;
+
+    *where = NULL;
+    if (d->finished || d->qi < d->qn || d->state == ST_RECORDS || d->state == ST_DONE ||
+        have >= d->want)
+        return 0;
+    if (d->pos + d->want > d->cap) {
+        memmove(d->buf, d->buf + d->pos, have);
+        d->base += d->pos;
+        d->pos = 0;
+        d->fill = have;
+    }
+    *where = d->buf + d->fill;
+    return d->want - have;
+}
+
+void sf_dec_commit(struct sf_dec *d, size_t n)
+{
+    d->fill += n;
+    d->stats.bytes += n;
+}
+
+size_t sf_dec_feed(struct sf_dec *d, const void *p, size_t n)
+{
+    uint8_t *w;
+    size_t k = sf_dec_space(d, &w);
+
+    if (k > n)
+        k = n;
+    if (k) {
+        memcpy(w, p, k);
+        sf_dec_commit(d, k);
+    }
+    return k;
+}
+
+void sf_dec_finish(struct sf_dec *d)
+{
+    d->finished = 1;
+}
+
+int sf_dec_read(struct sf_dec *d, sf_dec_read_fn fn, void *ctx, struct sf_dec_event *ev)
+{
+    for (;;) {
+        int k = sf_dec_next(d, ev);
+        uint8_t *w;
+        size_t n;
+        sf_ssize_t r;
+
+        if (k != SF_DEC_NEED_DATA)
+            return k;
+        n = sf_dec_space(d, &w);
+        if (n == 0) {               /* cannot happen while NEED_DATA; do not spin */
+            sf_dec_finish(d);
+            continue;
+        }
+        r = fn(ctx, w, n);
+        if (r < 0)
+            return (int)r;
+        if (r == 0)
+            sf_dec_finish(d);
+        else
+            sf_dec_commit(d, (size_t)r > n ? n : (size_t)r);
+    }
+}

@@ -1,0 +1,227 @@
+/* The record format, version 1 (docs/FORMAT.md): records, CAN bodies, block headers with
+ * their CRC-32C, and the header block's fixed part. Nothing here trusts the medium: checks
+ * return SF_ECORRUPT and never read outside the block they were given. */
+#include "streamfat/rec.h"
+#include "util/le.h"
+
+#include <string.h>
+
+/* Block header fields (offset, width) */
+#define BH_MAGIC      0     /* u32 "SFLB" */
+#define BH_VERSION    4     /* u16 format version */
+#define BH_KIND       6     /* u16 enum sf_block_kind */
+#define BH_FILE_ID    8     /* u64 random per file */
+#define BH_SEQ        16    /* u64 block number in the file */
+#define BH_FIRST_TS   24    /* u64 timestamp of the first record */
+#define BH_USED       32    /* u32 payload bytes holding records */
+#define BH_COUNT      36    /* u32 records in the block */
+#define BH_BLOCK_SIZE 40    /* u32 B */
+#define BH_CRC        44    /* u32 CRC-32C of bytes 0..43 and the used payload */
+
+/* Record header fields */
+#define RH_TYPE    0        /* u8 */
+#define RH_CHANNEL 1        /* u8 */
+#define RH_LENGTH  2        /* u16 body bytes */
+#define RH_FLAGS   4        /* u32 */
+#define RH_TS      8        /* u64 ns since 1970 */
+
+/* CAN body fields */
+#define CB_ID  0            /* u32 identifier or error class */
+#define CB_LEN 4            /* u8 data bytes */
+                            /* 5..7 zero */
+
+/* File header (payload of block 0) fields */
+#define FH_START_TS   0     /* u64 */
+#define FH_CLOCK      8     /* u32 enum sf_clock_kind */
+#define FH_FILE_INDEX 12    /* u32 */
+#define FH_SESSION_ID 16    /* u64 */
+                            /* 24..31 reserved, zero */
+
+#define CAN_FLAGS_ALL (SF_CAN_EFF | SF_CAN_RTR | SF_CAN_ERR | SF_CAN_FD | SF_CAN_BRS | SF_CAN_ESI)
+
+static int block_size_ok(uint32_t b)
+{
+    return b >= SF_BLOCK_MIN && b <= SF_BLOCK_MAX && (b & (b - 1)) == 0;
+}
+
+static uint32_t block_crc(const uint8_t *block, uint32_t used)
+{
+    uint32_t crc = sf_crc32c(0, block, BH_CRC);
+    return sf_crc32c(crc, block + SF_BLOCK_HDR, used);
+}
+
+void sf_rec_put(uint8_t *dst, uint8_t type, uint8_t channel, uint32_t flags, uint64_t ts,
+                const void *body, uint16_t len)
+{
+    uint32_t padded = (len + 7u) & ~7u;
+
+    dst[RH_TYPE] = type;
+    dst[RH_CHANNEL] = channel;
+    st_le16(dst + RH_LENGTH, len);
+    st_le32(dst + RH_FLAGS, flags);
+    st_le64(dst + RH_TS, ts);
+    if (len)
+        memcpy(dst + SF_REC_HDR, body, len);
+    if (padded > len)
+        memset(dst + SF_REC_HDR + len, 0, padded - len);
+}
+
+/* The rules a CAN frame must follow, for writing and reading alike. */
+static int can_valid(uint32_t id, uint32_t flags, uint32_t len)
+{
+    if (flags & ~CAN_FLAGS_ALL)
+        return 0;
+    if ((flags & SF_CAN_ERR) && (flags & (SF_CAN_FD | SF_CAN_RTR)))
+        return 0;                      /* SocketCAN error frames are classic frames */
+    if (flags & SF_CAN_FD) {
+        if (len > 64 || (flags & SF_CAN_RTR))
+            return 0;
+    } else if (len > 8 || (flags & (SF_CAN_BRS | SF_CAN_ESI))) {
+        return 0;
+    }
+    if ((flags & (SF_CAN_EFF | SF_CAN_ERR)) ? id > 0x1FFFFFFFu : id > 0x7FFu)
+        return 0;
+    return 1;
+}
+
+uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
+                        uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    uint32_t padded;
+
+    if (!can_valid(id, flags, len))
+        return 0;
+    padded = (SF_CAN_BODY + len + 7u) & ~7u;
+    dst[RH_TYPE] = SF_REC_CAN;
+    dst[RH_CHANNEL] = channel;
+    st_le16(dst + RH_LENGTH, (uint16_t)(SF_CAN_BODY + len));
+    st_le32(dst + RH_FLAGS, flags);
+    st_le64(dst + RH_TS, ts);
+    st_le32(dst + SF_REC_HDR + CB_ID, id);
+    dst[SF_REC_HDR + CB_LEN] = len;
+    dst[SF_REC_HDR + CB_LEN + 1] = 0;
+    dst[SF_REC_HDR + CB_LEN + 2] = 0;
+    dst[SF_REC_HDR + CB_LEN + 3] = 0;
+    if (len)
+        memcpy(dst + SF_REC_HDR + SF_CAN_BODY, data, len);
+    if (padded > SF_CAN_BODY + len)
+        memset(dst + SF_REC_HDR + SF_CAN_BODY + len, 0, padded - SF_CAN_BODY - len);
+    return SF_REC_HDR + padded;
+}
+
+/* A body longer than the frame needs is accepted (room for fields a later writer may append
+ * while keeping version 1); a shorter one is not. */
+int sf_rec_get_can(const struct sf_rec *r, struct sf_can *out)
+{
+    uint32_t id, len;
+
+    if (r->type != SF_REC_CAN || r->length < SF_CAN_BODY)
+        return SF_ECORRUPT;
+    id = ld_le32(r->body + CB_ID);
+    len = r->body[CB_LEN];
+    if (r->length < SF_CAN_BODY + len || !can_valid(id, r->flags, len))
+        return SF_ECORRUPT;
+    out->id = id;
+    out->flags = r->flags;
+    out->len = (uint8_t)len;
+    memcpy(out->data, r->body + SF_CAN_BODY, len);
+    if (len < sizeof out->data)
+        memset(out->data + len, 0, sizeof out->data - len);
+    return 0;
+}
+
+void sf_block_seal(uint8_t *block, const struct sf_block_info *bi)
+{
+    uint32_t payload = bi->block_size - SF_BLOCK_HDR;
+    uint32_t used = bi->used <= payload ? bi->used : payload;   /* caller error: clamp */
+
+    st_le32(block + BH_MAGIC, SF_BLOCK_MAGIC);
+    st_le16(block + BH_VERSION, SF_REC_VERSION);
+    st_le16(block + BH_KIND, bi->kind);
+    st_le64(block + BH_FILE_ID, bi->file_id);
+    st_le64(block + BH_SEQ, bi->seq);
+    st_le64(block + BH_FIRST_TS, bi->first_ts);
+    st_le32(block + BH_USED, used);
+    st_le32(block + BH_COUNT, bi->count);
+    st_le32(block + BH_BLOCK_SIZE, bi->block_size);
+    if (used < payload)
+        memset(block + SF_BLOCK_HDR + used, 0, payload - used);
+    st_le32(block + BH_CRC, block_crc(block, used));
+}
+
+int sf_block_peek_size(const uint8_t *hdr48, uint32_t *size)
+{
+    uint32_t b = ld_le32(hdr48 + BH_BLOCK_SIZE);
+
+    if (ld_le32(hdr48 + BH_MAGIC) != SF_BLOCK_MAGIC ||
+        ld_le16(hdr48 + BH_VERSION) != SF_REC_VERSION || !block_size_ok(b))
+        return SF_ECORRUPT;
+    *size = b;
+    return 0;
+}
+
+int sf_block_check(const uint8_t *block, uint32_t len, struct sf_block_info *bi)
+{
+    uint32_t size, used;
+    uint16_t kind;
+
+    if (!block_size_ok(len) || sf_block_peek_size(block, &size) || size != len)
+        return SF_ECORRUPT;
+    kind = ld_le16(block + BH_KIND);
+    used = ld_le32(block + BH_USED);
+    if ((kind != SF_BLOCK_FILE_HEADER && kind != SF_BLOCK_RECORDS) ||
+        used > len - SF_BLOCK_HDR)
+        return SF_ECORRUPT;
+    if (ld_le32(block + BH_CRC) != block_crc(block, used))
+        return SF_ECORRUPT;
+    bi->kind = kind;
+    bi->file_id = ld_le64(block + BH_FILE_ID);
+    bi->seq = ld_le64(block + BH_SEQ);
+    bi->first_ts = ld_le64(block + BH_FIRST_TS);
+    bi->used = used;
+    bi->count = ld_le32(block + BH_COUNT);
+    bi->block_size = len;
+    return 0;
+}
+
+int sf_rec_next(const uint8_t *block, const struct sf_block_info *bi, uint32_t *off,
+                struct sf_rec *r)
+{
+    const uint8_t *p;
+    uint32_t o = *off, used = bi->used, length;
+
+    if (o == used)
+        return 0;
+    /* Records start 8-aligned and need their whole header and body before `used`. */
+    if (o > used || (o & 7u) || used - o < SF_REC_HDR)
+        return SF_ECORRUPT;
+    p = block + SF_BLOCK_HDR + o;
+    length = ld_le16(p + RH_LENGTH);
+    if (sf_rec_size(length) > used - o)
+        return SF_ECORRUPT;
+    r->type = p[RH_TYPE];
+    r->channel = p[RH_CHANNEL];
+    r->length = (uint16_t)length;
+    r->flags = ld_le32(p + RH_FLAGS);
+    r->ts = ld_le64(p + RH_TS);
+    r->body = p + SF_REC_HDR;
+    *off = o + sf_rec_size(length);
+    return 1;
+}
+
+void sf_file_header_put(uint8_t *payload32, const struct sf_file_header *h)
+{
+    st_le64(payload32 + FH_START_TS, h->start_ts);
+    st_le32(payload32 + FH_CLOCK, h->clock);
+    st_le32(payload32 + FH_FILE_INDEX, h->file_index);
+    st_le64(payload32 + FH_SESSION_ID, h->session_id);
+    memset(payload32 + 24, 0, SF_FILE_HDR - 24);
+}
+
+void sf_file_header_get(const uint8_t *payload32, struct sf_file_header *h)
+{
+    h->start_ts = ld_le64(payload32 + FH_START_TS);
+    h->clock = ld_le32(payload32 + FH_CLOCK);
+    h->file_index = ld_le32(payload32 + FH_FILE_INDEX);
+    h->session_id = ld_le64(payload32 + FH_SESSION_ID);
+}
