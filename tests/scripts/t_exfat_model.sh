@@ -11,7 +11,7 @@ need_tool fsck.exfat mkfs.exfat losetup fusermount
 
 seeds=(${SF_MODEL_SEEDS:-1 2 3 4 5})
 ops=${SF_MODEL_OPS:-2000}
-img=$WORK/model.img
+img=$FASTWORK/model.img         # the model syncs often: tmpfs
 
 run_one() { # SEED MKFS(sf|exfatprogs)
     local seed=$1 how=$2
