@@ -267,7 +267,16 @@ static void step_end(struct sf_dec *d)
 {
     size_t rem = d->fill - d->pos;
 
-    if (d->state == ST_SEARCH || d->state == ST_CAND) {
+    if (d->state == ST_CAND) {
+        /* A header claiming a block longer than the rest of the file: not the one. Search
+         * on through what is buffered (all of the rest). */
+        note_reason0(d, SF_DEC_TRUNCATED);
+        d->state = ST_SEARCH;
+        d->want = SECTOR;
+        consume(d, SECTOR);
+        return;
+    }
+    if (d->state == ST_SEARCH) {
         uint64_t total = d->base + d->fill;
         if (total)
             queue_range(d, SF_DEC_DAMAGED, SF_DEC_NO_BLOCK, 0, 0, 0, total);
