@@ -90,6 +90,8 @@ struct sf_log_stats {
     uint64_t ring_size;
     uint64_t ring_used;          /* now */
     int last_error;              /* the writer's first error, 0 if none */
+    uint64_t records_own;        /* of records_in: DROP and ANNOTATION records the writer
+                                    made itself */
 };
 
 /* Latency histograms (log2 buckets of nanoseconds: bucket k counts values in

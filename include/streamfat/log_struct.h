@@ -1,0 +1,108 @@
+/* struct sf_log: the logger's state (included by log.h; every field is private).
+ *
+ * It is in a public header only so that the caller can allocate it (static, on the stack of
+ * the thread that owns it, or inside its own structures); nothing outside src/log/ reads it.
+ *
+ * Sharing rules (src/log/ring.c has the full argument):
+ * - "producer" fields are written by any producer with atomic read-modify-writes and read
+ *   by the writer; they sit on their own cache line;
+ * - "published" fields are written by the writer only (store-release) and read by producers
+ *   (load-acquire);
+ * - everything else is the writer's (the one thread that calls sf_log_service, rotate,
+ *   trigger, close) or constant after sf_log_open.
+ * Only 32-bit atomics are used, so producers stay lock-free on Cortex-M3/M4 (LDREX/STREX)
+ * and no __atomic_* library call is needed. */
+#ifndef STREAMFAT_LOG_STRUCT_H
+#define STREAMFAT_LOG_STRUCT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include "stream.h"
+
+#define SF_LOG_PATH_MAX 384
+#define SF_LOG_CACHELINE 64
+#define SF_LOG_NAME_HIST 64
+
+/* One device request in flight (the stream hands them back in submission order). */
+struct sf_log_req {
+    uint32_t amount;            /* ring blocks (framed) or bytes (raw) it covers */
+    uint8_t kind;               /* 0 ring data, 1 header block (from cfg.work) */
+    uint64_t t_submit;          /* cfg.clock at submission */
+    uint64_t first_ts;          /* first record's timestamp (append-to-durable samples) */
+};
+
+struct sf_log {
+    /* ---- producer: contended by every producer ---- */
+    _Alignas(SF_LOG_CACHELINE) _Atomic uint32_t tail;  /* framed: (block counter << bshift)
+                                    | payload offset of the next reservation; raw: bytes
+                                    written (mod 2 * ring size; one producer) */
+    _Atomic uint32_t drops;      /* records refused (raw: bytes), mod 2^32 */
+    _Atomic uint32_t drop_lock;  /* try-lock over drop_first/last/have; never waited on */
+    uint32_t drop_have;          /* drop_first is set (under drop_lock) */
+    uint64_t drop_first, drop_last;   /* timestamps of the current run (under drop_lock) */
+    _Atomic uint32_t app_hist[SF_HIST_BUCKETS];   /* SF_LOG_MEASURE */
+    _Atomic uint32_t app_max;    /* ns, saturating at 2^32 - 1 */
+
+    /* ---- published by the writer ---- */
+    _Alignas(SF_LOG_CACHELINE) _Atomic uint32_t rel;   /* framed: block counter of the oldest
+                                    block the writer still owns (producers may use blocks
+                                    rel .. rel + nblk - 1); raw: bytes released */
+
+    /* ---- constant after open ---- */
+    _Alignas(SF_LOG_CACHELINE) uint8_t *ring;
+    uint32_t nblk;               /* ring blocks */
+    uint32_t bsize, bshift;      /* block size and its log2 */
+    uint32_t payload;            /* bsize - SF_BLOCK_HDR */
+    uint32_t wrap;               /* counters run modulo this: 2 * nblk (framed) or 2 * ring
+                                    bytes (raw) */
+    uint32_t flags;
+    struct sf_log_cfg cfg;       /* with defaults filled in */
+    uint32_t req_blocks;         /* blocks per device request at most */
+
+    /* ---- writer ---- */
+    struct sf_vol *v;
+    struct sf_stream st[2];      /* the current file and the one prepared ahead */
+    uint8_t cur;                 /* index into st of the current file */
+    uint8_t cur_open, next_open; /* st[cur] / st[cur ^ 1] is open */
+    uint8_t hdr_pending;         /* current file's header block not yet submitted */
+    uint8_t fs_fat;              /* FAT16/32: files end below 4 GiB */
+    uint32_t file_index;         /* current file's number (next file: + 1) */
+    uint32_t oldest_index;       /* cyclic: the lowest number that may still exist */
+    uint64_t file_id;            /* current file's id: splitmix64(session_id + index) */
+    uint64_t file_seq;           /* next block's seq in the current file */
+    uint64_t file_bytes;         /* bytes submitted to the current file */
+    uint64_t file_start;         /* clock when the current file started */
+    uint64_t file_limit;         /* rotate before the file exceeds this many bytes */
+    uint64_t durable_base;       /* bytes of files already closed */
+    uint64_t step;               /* allocation step of each file */
+    uint64_t next_start;         /* start_ts the prepared file's name was made with */
+    uint64_t name_ts[SF_LOG_NAME_HIST];  /* cyclic with cfg.name: start_ts of file index i
+                                    at [i % SF_LOG_NAME_HIST], to make its name again */
+    uint32_t taken;              /* framed: block counter; blocks rel .. taken - 1 are the
+                                    writer's (sealed or in flight); raw: bytes */
+    uint32_t sub;                /* blocks rel .. sub - 1 are submitted (raw: bytes) */
+    uint32_t cut;                /* block counter a pending cut must reach */
+    uint8_t cut_kind;            /* 0 none, else enum log_cut (src/log/log_impl.h) */
+    uint8_t rotate_req;          /* sf_log_rotate was called */
+    uint8_t closing;
+    uint32_t drops_seen;         /* drops accounted for by DROP records (mod 2^32) */
+    uint64_t next_ckpt_ns;       /* clock of the next time-based checkpoint */
+    uint64_t ckpt_bytes_at;      /* bytes_written at the last checkpoint */
+    /* requests in flight, oldest first */
+    struct sf_log_req req[SF_STREAM_MAX_QD];
+    uint32_t req_head, req_count;
+    /* append-to-durable samples waiting for the checkpoint that covers them */
+    uint64_t dur_ts[32];
+    uint32_t dur_n;
+    /* flight recorder */
+    uint8_t fr;                  /* on */
+    uint8_t fr_writing;          /* a trigger file is being written */
+    uint64_t fr_end;             /* keep writing until the clock reaches this */
+    /* statistics */
+    struct sf_log_stats stats;
+    struct sf_hist h_dev, h_dur;
+    uint64_t drops_total;        /* drops folded in from the counter */
+    char next_path[SF_LOG_PATH_MAX];   /* the prepared file's path */
+};
+
+#endif

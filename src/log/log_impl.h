@@ -1,0 +1,104 @@
+/* The logger's internals, shared by ring.c (producers, block hand-over), writer.c (service,
+ * requests, checkpoints, statistics), rotate.c (files) and trigger.c (flight recorder).
+ *
+ * Block counters: framed blocks are numbered by a counter that runs modulo lg->wrap =
+ * 2 * nblk (so "all nblk blocks owned by the writer" and "none" differ); block counter c
+ * lives at ring index c mod nblk. Raw mode counts bytes modulo 2 * ring bytes the same way.
+ *
+ * A ring block's first 48 bytes are its block header once sealed. Until then they hold:
+ *   0  _Atomic u32 committed  bytes of the block's records committed by producers
+ *   4  _Atomic u32 closed     0 while open; RING_CLOSED | used once a producer (or the
+ *                             writer) moved the reservation point to the next block
+ * and, once the writer has taken the block, at the offsets the sealed header uses for them
+ * (so sealing twice, as a retried request does, reads them back unchanged):
+ *   24 u64 first_ts, 32 u32 used, 36 u32 count (little-endian). */
+#ifndef SF_LOG_IMPL_H
+#define SF_LOG_IMPL_H
+
+#include "streamfat/log.h"
+#include "util/le.h"
+
+#include <string.h>
+
+#define RING_CLOSED 0x80000000u
+#define META_FIRST_TS 24
+#define META_USED 32
+#define META_COUNT 36
+
+enum log_cut { CUT_NONE = 0, CUT_CKPT = 1, CUT_ROTATE = 2, CUT_FR_END = 3, CUT_CLOSE = 4 };
+enum log_req_kind { REQ_DATA = 0, REQ_HEADER = 1 };
+
+static inline uint32_t ctr_add(const struct sf_log *lg, uint32_t c, uint32_t d)
+{
+    c += d;                                  /* c, d < wrap <= 2^32 - 2: no overflow */
+    return c >= lg->wrap ? c - lg->wrap : c;
+}
+
+/* a - b for counters (a at or ahead of b). */
+static inline uint32_t ctr_dist(const struct sf_log *lg, uint32_t a, uint32_t b)
+{
+    return a >= b ? a - b : a + (lg->wrap - b);
+}
+
+static inline uint32_t ctr_index(const struct sf_log *lg, uint32_t c)
+{
+    return c >= lg->nblk ? c - lg->nblk : c;
+}
+
+static inline uint8_t *blk_ptr(const struct sf_log *lg, uint32_t c)
+{
+    return lg->ring + ((size_t)ctr_index(lg, c) << lg->bshift);
+}
+
+static inline _Atomic uint32_t *blk_committed(uint8_t *b)
+{
+    return (_Atomic uint32_t *)(void *)b;
+}
+
+static inline _Atomic uint32_t *blk_closed(uint8_t *b)
+{
+    return (_Atomic uint32_t *)(void *)(b + 4);
+}
+
+static inline uint64_t log_now(const struct sf_log *lg)
+{
+    return lg->cfg.clock ? lg->cfg.clock(lg->cfg.clock_ctx) : 0;
+}
+
+/* ring.c */
+int ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk);
+void ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size);
+void ring_count_drop(struct sf_log *lg, uint64_t ts);
+int ring_close_current(struct sf_log *lg, uint32_t *next);
+uint32_t ring_current(const struct sf_log *lg);
+int ring_take(struct sf_log *lg);
+void ring_release(struct sf_log *lg, uint32_t n);
+int ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last);
+void ring_drops_done(struct sf_log *lg, uint32_t count);
+uint64_t ring_used_bytes(const struct sf_log *lg);
+int log_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
+
+/* writer.c */
+int log_reap(struct sf_log *lg, int wait);
+int log_drain(struct sf_log *lg);
+int log_fail(struct sf_log *lg, int err);
+void hist_add(struct sf_hist *h, uint64_t ns);
+int log_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
+                   uint8_t kind, uint64_t first_ts);
+int log_submit_runs(struct sf_log *lg, uint32_t limit, int force);
+int log_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait);
+
+/* rotate.c */
+int log_first_index(struct sf_log *lg, uint32_t *index);
+int log_prepare_next(struct sf_log *lg);
+int log_start_file(struct sf_log *lg, uint64_t now);
+int log_end_file(struct sf_log *lg);
+int log_rotate(struct sf_log *lg, uint64_t now);
+int log_discard_next(struct sf_log *lg);
+int log_make_room(struct sf_log *lg);
+
+/* trigger.c */
+int fr_service(struct sf_log *lg, uint64_t now);
+void fr_release_all(struct sf_log *lg);
+
+#endif

@@ -1,0 +1,372 @@
+/* The lock-free multi-producer ring: reservation, commit, drops, and the hand-over of whole
+ * blocks to the writer. Freestanding; only 32-bit C11 atomics.
+ *
+ * Sections: producers (reserve, commit, append, drops) - raw mode - writer side (take,
+ * release, drop harvest).
+ *
+ * The protocol (framed mode)
+ * --------------------------
+ * lg->tail = (block counter << bshift) | offset: the next free payload byte of the current
+ * block. A producer reserves a record of `size` bytes with one CAS on tail:
+ * - it fits (offset + size <= payload): tail advances by size; the record is the producer's;
+ * - it does not: the producer closes the block and starts the next one in the same CAS
+ *   (tail = next block | size), provided the next block is free, i.e. it is less than nblk
+ *   blocks ahead of lg->rel (the oldest block the writer still owns). If it is not free the
+ *   ring is full: the record is dropped and counted; nothing waits. The closing producer
+ *   then stores closed = RING_CLOSED | offset (`used` = the bytes reserved before the pad).
+ * After writing its record the producer adds size to the block's `committed` counter.
+ * The writer takes block b when closed[b] is set and committed[b] == used: every
+ * reservation in b happened before the CAS that closed it, so all of them are counted in
+ * used, and none can be added later. It never waits for a block: a producer preempted
+ * between reserve and commit (on bare metal: by the writer's own context, or a lower-priority
+ * interrupt preempted by the main loop) only delays its block; the writer returns and takes
+ * it on a later call. That is also why the writer never spins on `committed`.
+ *
+ * Memory ordering
+ * - Record bytes are published by the producer's fetch_add on committed (release) and read
+ *   by the writer after its load of committed (acquire).
+ * - The CAS that closes a block happens before the store of closed (same thread); the writer
+ *   reads closed with acquire, then committed with acquire.
+ * - Reuse: the writer resets committed/closed of a block (relaxed) and then publishes it with
+ *   a store-release of rel. The producer that moves into that block loaded rel with acquire
+ *   before its CAS; its CAS is acq_rel, and every later CAS on tail reads from the release
+ *   sequence it heads, so every producer that reserves in the block sees the reset.
+ * - ABA: a producer that loaded tail, then stalled while the ring went round 2 * nblk blocks
+ *   and tail came back to the same value, would CAS with a stale view of rel. Round trips
+ *   of that length while one producer is stalled are not a case we defend against.
+ *
+ * CAS loops retry only when another producer succeeded meanwhile (lock-free, not
+ * wait-free); every path is O(1) otherwise. */
+#include "log_impl.h"
+
+/* ---- producers ---- */
+
+int ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk)
+{
+    uint32_t mask = (1u << lg->bshift) - 1;
+    uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
+    for (;;) {
+        uint32_t b = t >> lg->bshift, off = t & mask, nt, nb, at;
+        if (off + size <= lg->payload) {
+            nb = b;
+            at = off;
+            nt = t + size;
+        } else {
+            nb = ctr_add(lg, b, 1);
+            uint32_t r = atomic_load_explicit(&lg->rel, memory_order_acquire);
+            if (ctr_dist(lg, nb, r) >= lg->nblk)
+                return SF_EDROPPED;              /* the next block is still the writer's */
+            at = 0;
+            nt = nb << lg->bshift | size;
+        }
+        if (atomic_compare_exchange_weak_explicit(&lg->tail, &t, nt, memory_order_acq_rel,
+                                                  memory_order_relaxed)) {
+            if (nb != b)
+                atomic_store_explicit(blk_closed(blk_ptr(lg, b)), RING_CLOSED | off,
+                                      memory_order_release);
+            *rec = blk_ptr(lg, nb) + SF_BLOCK_HDR + at;
+            *blk = nb;
+            return 0;
+        }
+    }
+}
+
+void ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size)
+{
+    atomic_fetch_add_explicit(blk_committed(blk_ptr(lg, blk)), size, memory_order_release);
+}
+
+/* The count is exact. The run's first/last timestamps are kept under a try-lock that no one
+ * waits on: a drop that finds it taken (another dropping producer, or the writer harvesting)
+ * is still counted, only its timestamp is not considered. */
+void ring_count_drop(struct sf_log *lg, uint64_t ts)
+{
+    if (atomic_exchange_explicit(&lg->drop_lock, 1, memory_order_acquire)) {
+        atomic_fetch_add_explicit(&lg->drops, 1, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&lg->drops, 1, memory_order_relaxed);
+    if (!lg->drop_have) {
+        lg->drop_first = ts;
+        lg->drop_last = ts;
+        lg->drop_have = 1;
+    } else {
+        if (ts < lg->drop_first)
+            lg->drop_first = ts;
+        if (ts > lg->drop_last)
+            lg->drop_last = ts;
+    }
+    atomic_store_explicit(&lg->drop_lock, 0, memory_order_release);
+}
+
+static uint32_t log2u(uint64_t v)
+{
+    uint32_t hi = (uint32_t)(v >> 32);
+    if (hi)
+        return 63u - (uint32_t)__builtin_clz(hi);
+    return (uint32_t)v ? 31u - (uint32_t)__builtin_clz((uint32_t)v) : 0u;
+}
+
+static void measure_end(struct sf_log *lg, uint64_t t0)
+{
+    uint64_t d = log_now(lg) - t0;
+    uint32_t k = log2u(d);
+    if (k >= SF_HIST_BUCKETS)
+        k = SF_HIST_BUCKETS - 1;
+    atomic_fetch_add_explicit(&lg->app_hist[k], 1, memory_order_relaxed);
+    uint32_t d32 = d > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)d;
+    uint32_t m = atomic_load_explicit(&lg->app_max, memory_order_relaxed);
+    while (d32 > m && !atomic_compare_exchange_weak_explicit(&lg->app_max, &m, d32,
+                                                             memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+int sf_log_reserve(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t flags,
+                   uint64_t ts, uint16_t len, struct sf_log_resv *r)
+{
+    uint32_t size = sf_rec_size(len), blk;
+    uint8_t *p;
+    if (lg->flags & SF_LOG_RAW || size > lg->payload)
+        return SF_EINVAL;
+    if (ring_reserve(lg, size, &p, &blk)) {
+        ring_count_drop(lg, ts);
+        return SF_EDROPPED;
+    }
+    p[0] = type;
+    p[1] = channel;
+    st_le16(p + 2, len);
+    st_le32(p + 4, flags);
+    st_le64(p + 8, ts);
+    if (len & 7u)
+        memset(p + size - 8, 0, 8);          /* the body's zero padding */
+    r->body = p + SF_REC_HDR;
+    r->pos = blk;
+    r->size = size;
+    return 0;
+}
+
+void sf_log_commit(struct sf_log *lg, struct sf_log_resv *r)
+{
+    ring_commit(lg, r->pos, r->size);
+}
+
+int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t flags,
+                  uint64_t ts, const void *body, uint16_t len)
+{
+    uint64_t t0 = lg->flags & SF_LOG_MEASURE ? log_now(lg) : 0;
+    uint32_t size = sf_rec_size(len), blk;
+    uint8_t *p;
+    if (lg->flags & SF_LOG_RAW || size > lg->payload || (len && !body))
+        return SF_EINVAL;
+    if (ring_reserve(lg, size, &p, &blk)) {
+        ring_count_drop(lg, ts);
+        return SF_EDROPPED;
+    }
+    sf_rec_put(p, type, channel, flags, ts, body, len);
+    ring_commit(lg, blk, size);
+    if (lg->flags & SF_LOG_MEASURE)
+        measure_end(lg, t0);
+    return 0;
+}
+
+static int can_len_ok(uint32_t flags, uint8_t len)
+{
+    if (!(flags & SF_CAN_FD))
+        return len <= 8;
+    return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 ||
+           len == 48 || len == 64;
+}
+
+int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                      uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    uint64_t t0 = lg->flags & SF_LOG_MEASURE ? log_now(lg) : 0;
+    uint32_t size = sf_rec_size(SF_CAN_BODY + len), blk;
+    uint8_t *p;
+    if (lg->flags & SF_LOG_RAW || !can_len_ok(flags, len) || (len && !data))
+        return SF_EINVAL;
+    if (ring_reserve(lg, size, &p, &blk)) {
+        ring_count_drop(lg, ts);
+        return SF_EDROPPED;
+    }
+    if (sf_rec_put_can(p, channel, ts, id, flags, data, len) != size) {
+        /* The codec refused what we checked: keep the block well-formed with a record of
+         * no known type, which readers skip. */
+        memset(p, 0, size);
+        st_le16(p + 2, (uint16_t)(size - SF_REC_HDR));
+        st_le64(p + 8, ts);
+    }
+    ring_commit(lg, blk, size);
+    if (lg->flags & SF_LOG_MEASURE)
+        measure_end(lg, t0);
+    return 0;
+}
+
+/* A record the writer makes (DROP, ANNOTATION): it goes through the ring like any other. */
+int log_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len)
+{
+    uint32_t size = sf_rec_size(len), blk;
+    uint8_t *p;
+    if (size > lg->payload)
+        return SF_EINVAL;
+    if (ring_reserve(lg, size, &p, &blk))
+        return SF_EDROPPED;
+    sf_rec_put(p, type, 0, 0, ts, body, len);
+    ring_commit(lg, blk, size);
+    lg->stats.records_own++;
+    return 0;
+}
+
+/* ---- raw mode: one producer, bytes straight into the ring ----
+ * tail counts bytes written and rel bytes released, both modulo 2 * ring bytes. The producer
+ * copies, then publishes with a store-release of tail; the writer reads tail with acquire
+ * before it submits the bytes, and releases them with a store-release of rel, which the
+ * producer loads with acquire before overwriting. */
+sf_ssize_t sf_log_write_raw(struct sf_log *lg, const void *p, size_t n)
+{
+    if (!(lg->flags & SF_LOG_RAW))
+        return SF_EINVAL;
+    uint64_t t0 = lg->flags & SF_LOG_MEASURE ? log_now(lg) : 0;
+    uint32_t ring = lg->nblk << lg->bshift;
+    uint32_t h = atomic_load_explicit(&lg->tail, memory_order_relaxed);
+    uint32_t r = atomic_load_explicit(&lg->rel, memory_order_acquire);
+    uint32_t room = ring - ctr_dist(lg, h, r);
+    uint32_t take = n < room ? (uint32_t)n : room;
+    uint32_t at = h >= ring ? h - ring : h;
+    uint32_t first = ring - at < take ? ring - at : take;
+    memcpy(lg->ring + at, p, first);
+    memcpy(lg->ring, (const uint8_t *)p + first, take - first);
+    atomic_store_explicit(&lg->tail, ctr_add(lg, h, take), memory_order_release);
+    if (take < n) {
+        size_t lost = n - take;
+        atomic_fetch_add_explicit(&lg->drops, lost > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)lost,
+                                  memory_order_relaxed);
+    }
+    if (lg->flags & SF_LOG_MEASURE)
+        measure_end(lg, t0);
+    return (sf_ssize_t)take;
+}
+
+/* ---- writer side ---- */
+
+uint32_t ring_current(const struct sf_log *lg)
+{
+    return atomic_load_explicit(&lg->tail, memory_order_relaxed) >> lg->bshift;
+}
+
+/* Close the current block early (checkpoint, rotation, close). 1: closed a block holding
+ * records; 0: it is empty, nothing to close; SF_EDROPPED: the next block is not free. In
+ * every case *next is the first block counter not closed (so blocks before it are complete
+ * once committed). */
+int ring_close_current(struct sf_log *lg, uint32_t *next)
+{
+    uint32_t mask = (1u << lg->bshift) - 1;
+    uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
+    for (;;) {
+        uint32_t b = t >> lg->bshift, off = t & mask;
+        *next = b;
+        if (!off)
+            return 0;
+        uint32_t nb = ctr_add(lg, b, 1);
+        if (ctr_dist(lg, nb, atomic_load_explicit(&lg->rel, memory_order_relaxed)) >= lg->nblk)
+            return SF_EDROPPED;
+        if (atomic_compare_exchange_weak_explicit(&lg->tail, &t, nb << lg->bshift,
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
+            atomic_store_explicit(blk_closed(blk_ptr(lg, b)), RING_CLOSED | off,
+                                  memory_order_release);
+            *next = nb;
+            return 1;
+        }
+    }
+}
+
+/* Take every block that is closed and fully committed, in order; note its first timestamp,
+ * `used` and record count where sealing will find them. A current block too full for the
+ * smallest record is closed here, so it need not wait for the next producer. Returns the
+ * number of blocks taken. */
+int ring_take(struct sf_log *lg)
+{
+    int n = 0;
+    uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed), next;
+    if ((t & ((1u << lg->bshift) - 1)) + SF_REC_HDR > lg->payload)
+        ring_close_current(lg, &next);
+    for (;;) {
+        uint8_t *b = blk_ptr(lg, lg->taken);
+        uint32_t c = atomic_load_explicit(blk_closed(b), memory_order_acquire);
+        if (!c)
+            break;
+        uint32_t used = c & ~RING_CLOSED;
+        if (atomic_load_explicit(blk_committed(b), memory_order_acquire) != used)
+            break;                            /* a producer is still writing: later */
+        const uint8_t *pl = b + SF_BLOCK_HDR;
+        uint32_t off = 0, count = 0;
+        while (off + SF_REC_HDR <= used) {
+            uint32_t sz = sf_rec_size(ld_le16(pl + off + 2));
+            if (sz > used - off)
+                break;                        /* cannot happen: records are ours */
+            off += sz;
+            count++;
+        }
+        st_le64(b + META_FIRST_TS, used ? ld_le64(pl + 8) : 0);
+        st_le32(b + META_USED, used);
+        st_le32(b + META_COUNT, count);
+        lg->stats.records_in += count;
+        lg->stats.bytes_in += used;
+        lg->taken = ctr_add(lg, lg->taken, 1);
+        n++;
+    }
+    return n;
+}
+
+/* Give the n oldest writer-owned blocks back to the producers. */
+void ring_release(struct sf_log *lg, uint32_t n)
+{
+    uint32_t r = atomic_load_explicit(&lg->rel, memory_order_relaxed);
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t *b = blk_ptr(lg, r);
+        atomic_store_explicit(blk_committed(b), 0, memory_order_relaxed);
+        atomic_store_explicit(blk_closed(b), 0, memory_order_relaxed);
+        r = ctr_add(lg, r, 1);
+    }
+    atomic_store_explicit(&lg->rel, r, memory_order_release);
+}
+
+/* Drops not yet written as a DROP record: 1 with the run, 0 when there are none or the lock
+ * is busy (try again later). On 1 the lock is held until ring_drops_done. */
+int ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last)
+{
+    if (atomic_load_explicit(&lg->drops, memory_order_relaxed) == lg->drops_seen)
+        return 0;
+    if (atomic_exchange_explicit(&lg->drop_lock, 1, memory_order_acquire))
+        return 0;
+    *count = atomic_load_explicit(&lg->drops, memory_order_relaxed) - lg->drops_seen;
+    if (lg->drop_have) {
+        *first = lg->drop_first;
+        *last = lg->drop_last;
+    } else {
+        *first = *last = log_now(lg);        /* every drop of the run lost the lock race */
+    }
+    return 1;
+}
+
+/* count = 0: the DROP record could not be placed; keep the run for later. */
+void ring_drops_done(struct sf_log *lg, uint32_t count)
+{
+    if (count) {
+        lg->drops_seen += count;
+        lg->drops_total += count;
+        lg->drop_have = 0;
+    }
+    atomic_store_explicit(&lg->drop_lock, 0, memory_order_release);
+}
+
+uint64_t ring_used_bytes(const struct sf_log *lg)
+{
+    uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
+    uint32_t r = atomic_load_explicit(&lg->rel, memory_order_relaxed);
+    if (lg->flags & SF_LOG_RAW)
+        return ctr_dist(lg, t, r);
+    return ((uint64_t)ctr_dist(lg, t >> lg->bshift, r) << lg->bshift) +
+           (t & ((1u << lg->bshift) - 1));
+}

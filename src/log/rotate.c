@@ -1,0 +1,323 @@
+/* Log files: names, the next file prepared ahead, the header block, rotation, and cyclic
+ * deletion of the oldest files.
+ *
+ * Preparing ahead: when a file starts, the one after it is created right away (directory
+ * entry, first allocation step of lg->step bytes) in the other stream slot, while only the
+ * new file's header request is in flight. A rotation then closes the old file (drain, size,
+ * trim) and switches slots: no directory search or allocation stands between the last block
+ * of one file and the first of the next. At close the prepared file, still empty, is removed.
+ *
+ * Names: LOG00001.SFL (raw: .BIN), numbered after the highest LOGnnnnn.SFL / .BIN already in
+ * the directory, or cfg.name's. A name from cfg.name is made when the file is prepared; its
+ * start_ts is the expected start (the current file's start plus split_ns when rotating by
+ * time, else the time of preparing).
+ *
+ * Cyclic mode: when the volume is full (a request fails with SF_ENOSPC), delete the oldest
+ * file: the lowest LOGnnnnn below the current number (default names), or this session's
+ * oldest file (cfg.name: its name made again from the index and start_ts it had; the last
+ * SF_LOG_NAME_HIST are remembered). Failing that, give up the prepared file's allocation. */
+#include "log_impl.h"
+
+/* ---- names ---- */
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static uint32_t slen(const char *s)
+{
+    uint32_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+static const char *ext(const struct sf_log *lg)
+{
+    return (lg->flags & SF_LOG_RAW) ? "BIN" : "SFL";
+}
+
+static char upper(char c)
+{
+    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+/* LOGnnnnn.EXT (5 to 9 digits, any case) -> its number, else 0. */
+static uint32_t default_number(const struct sf_log *lg, const char *name)
+{
+    const char *e = ext(lg);
+    uint32_t n = slen(name), v = 0, i;
+    if (n < 3 + 5 + 4 || n > 3 + 9 + 4 || upper(name[0]) != 'L' || upper(name[1]) != 'O' ||
+        upper(name[2]) != 'G' || name[n - 4] != '.')
+        return 0;
+    for (i = 0; i < 3; i++)
+        if (upper(name[n - 3 + i]) != e[i])
+            return 0;
+    for (i = 3; i < n - 4; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+        v = v * 10 + (uint32_t)(name[i] - '0');
+    }
+    return v;
+}
+
+/* dir/name of file `index` into out; its length or < 0. */
+static int make_path(struct sf_log *lg, uint32_t index, uint64_t start_ts, char *out)
+{
+    uint32_t n = 0, cap = SF_LOG_PATH_MAX;
+    const char *dir = lg->cfg.dir ? lg->cfg.dir : "";
+    for (; dir[n]; n++) {
+        if (n + 2 >= cap)
+            return SF_ENAMETOOLONG;
+        out[n] = dir[n];
+    }
+    if (n && out[n - 1] != '/')
+        out[n++] = '/';
+    if (lg->cfg.name) {
+        int k = lg->cfg.name(lg->cfg.name_ctx, index, start_ts, out + n, cap - n);
+        if (k < 0)
+            return k;
+        if (k == 0 || (uint32_t)k >= cap - n)
+            return SF_ENAMETOOLONG;
+        n += (uint32_t)k;
+    } else {
+        char digits[10];
+        uint32_t d = 0;
+        for (uint32_t v = index; v || d < 5; v /= 10)
+            digits[d++] = (char)('0' + v % 10);
+        if (n + 3 + d + 4 + 1 > cap)
+            return SF_ENAMETOOLONG;
+        out[n++] = 'L';
+        out[n++] = 'O';
+        out[n++] = 'G';
+        while (d)
+            out[n++] = digits[--d];
+        out[n++] = '.';
+        for (const char *e = ext(lg); *e; e++)
+            out[n++] = *e;
+    }
+    out[n] = 0;
+    return (int)n;
+}
+
+static const char *dir_path(const struct sf_log *lg)
+{
+    return lg->cfg.dir && lg->cfg.dir[0] ? lg->cfg.dir : "/";
+}
+
+/* Default names: the highest number already in the directory (0: none). */
+int log_first_index(struct sf_log *lg, uint32_t *index)
+{
+    struct sf_dir d;
+    struct sf_stat st;
+    int err;
+    *index = 0;
+    if (lg->cfg.name)
+        return 0;
+    if ((err = sf_opendir(lg->v, &d, dir_path(lg))))
+        return err;
+    while ((err = sf_readdir(&d, &st)) == 1) {
+        uint32_t k = (st.attr & SF_ATTR_DIR) ? 0 : default_number(lg, st.name);
+        if (k > *index)
+            *index = k;
+    }
+    sf_closedir(&d);
+    return err < 0 ? err : 0;
+}
+
+/* ---- cyclic deletion ---- */
+
+static int delete_oldest(struct sf_log *lg)
+{
+    char path[SF_LOG_PATH_MAX];
+    int err;
+    if (lg->cfg.name) {
+        while (lg->oldest_index < lg->file_index) {
+            uint32_t i = lg->oldest_index++;
+            if (lg->file_index - i > SF_LOG_NAME_HIST)
+                continue;                      /* its start time is forgotten */
+            if ((err = make_path(lg, i, lg->name_ts[i % SF_LOG_NAME_HIST], path)) < 0)
+                return err;
+            err = sf_unlink(lg->v, path);
+            if (err == 0) {
+                lg->stats.files_deleted++;
+                return 0;
+            }
+            if (err != SF_ENOENT)
+                return err;
+        }
+        return SF_ENOSPC;
+    }
+    struct sf_dir d;
+    struct sf_stat st;
+    uint32_t best = 0;
+    if ((err = sf_opendir(lg->v, &d, dir_path(lg))))
+        return err;
+    while ((err = sf_readdir(&d, &st)) == 1) {
+        uint32_t k = (st.attr & SF_ATTR_DIR) ? 0 : default_number(lg, st.name);
+        if (k && k < lg->file_index && (!best || k < best))
+            best = k;
+    }
+    sf_closedir(&d);
+    if (err < 0)
+        return err;
+    if (!best)
+        return SF_ENOSPC;
+    if ((err = make_path(lg, best, 0, path)) < 0)
+        return err;
+    if ((err = sf_unlink(lg->v, path)))
+        return err;
+    lg->stats.files_deleted++;
+    return 0;
+}
+
+/* Cyclic mode, volume full: make room (0) or say there is none (SF_ENOSPC). */
+int log_make_room(struct sf_log *lg)
+{
+    int err = delete_oldest(lg);
+    if (err != SF_ENOSPC)
+        return err;
+    if (lg->next_open)
+        return log_discard_next(lg);           /* its allocation step comes back */
+    return SF_ENOSPC;
+}
+
+/* ---- files ---- */
+
+int log_prepare_next(struct sf_log *lg)
+{
+    if (lg->next_open)
+        return 0;
+    uint64_t ts = log_now(lg);
+    if (lg->cur_open && lg->cfg.split_ns)
+        ts = lg->file_start + lg->cfg.split_ns;
+    int err = make_path(lg, lg->file_index + 1, ts, lg->next_path);
+    if (err < 0)
+        return err;
+    struct sf_stream_cfg sc = {
+        .expected_size = lg->step, .prealloc_step = lg->step,
+        .queue_depth = lg->cfg.queue_depth,
+    };
+    uint32_t buf_size = lg->cfg.work_size;
+    for (;;) {
+        /* The stream's own buffer is only used for a partial sector: never by framed files
+         * (whole blocks), only at the very end of a raw one; the slots can share it. */
+        err = sf_stream_open(lg->v, &lg->st[lg->cur ^ 1], lg->next_path, &sc, lg->cfg.work,
+                             buf_size);
+        if (err == SF_ENOSPC && (lg->flags & SF_LOG_CYCLIC) && delete_oldest(lg) == 0)
+            continue;
+        break;
+    }
+    if (err)
+        return err;
+    lg->next_open = 1;
+    lg->next_start = ts;
+    return 0;
+}
+
+int log_discard_next(struct sf_log *lg)
+{
+    if (!lg->next_open)
+        return 0;
+    lg->next_open = 0;
+    int err = sf_stream_close(&lg->st[lg->cur ^ 1]);
+    int e = sf_unlink(lg->v, lg->next_path);
+    return err ? err : e;
+}
+
+/* The header block of the current file, built in cfg.work (free: the previous header's
+ * request completed before the previous file was closed). */
+static int put_header(struct sf_log *lg, uint64_t now)
+{
+    uint8_t *w = lg->cfg.work, *pl = w + SF_BLOCK_HDR;
+    uint32_t off = SF_FILE_HDR, count = 0;
+    memset(w, 0, lg->bsize);
+    struct sf_file_header fh = {
+        .start_ts = now, .clock = lg->cfg.clock_kind, .file_index = lg->file_index,
+        .session_id = lg->cfg.session_id,
+    };
+    sf_file_header_put(pl, &fh);
+    uint32_t total = lg->cfg.channel_count + lg->cfg.meta_count;
+    for (uint32_t i = 0; i < total; i++) {
+        int chan = i < lg->cfg.channel_count;
+        const char *text = chan ? lg->cfg.channel_names[i] : lg->cfg.meta[i - lg->cfg.channel_count];
+        if (!text)
+            continue;
+        uint32_t len = slen(text);
+        if (len > 0xFFFF || off + sf_rec_size(len) > lg->payload)
+            return SF_EINVAL;                  /* the header must fit in one block */
+        sf_rec_put(pl + off, chan ? SF_REC_CHANNEL : SF_REC_META, chan ? (uint8_t)i : 0, 0, now,
+                   text, (uint16_t)len);
+        off += sf_rec_size(len);
+        count++;
+    }
+    struct sf_block_info bi = {
+        .kind = SF_BLOCK_FILE_HEADER, .file_id = lg->file_id, .seq = 0, .first_ts = now,
+        .used = off, .count = count, .block_size = lg->bsize,
+    };
+    sf_block_seal(w, &bi);
+    return log_submit_buf(lg, w, lg->bsize, 0, REQ_HEADER, now);
+}
+
+/* Make the prepared file current and prepare the one after it. */
+int log_start_file(struct sf_log *lg, uint64_t now)
+{
+    int err;
+    if (!lg->next_open && (err = log_prepare_next(lg)))
+        return log_fail(lg, err);
+    lg->cur ^= 1;
+    lg->cur_open = 1;
+    lg->next_open = 0;
+    lg->file_index++;
+    lg->name_ts[lg->file_index % SF_LOG_NAME_HIST] = lg->next_start;
+    lg->file_id = splitmix64(lg->cfg.session_id + lg->file_index);
+    lg->file_seq = 0;
+    lg->file_bytes = 0;
+    lg->file_start = now;
+    lg->req_head = lg->req_count = 0;
+    lg->stats.files++;
+    err = log_prepare_next(lg);
+    if (err && err != SF_ENOSPC)
+        return log_fail(lg, err);              /* ENOSPC: try again at the rotation */
+    if (lg->flags & SF_LOG_RAW)
+        return 0;
+    if ((err = put_header(lg, now)))
+        return log_fail(lg, err);
+    lg->file_seq = 1;
+    return 0;
+}
+
+/* Everything submitted to the current file reaches it; size, trim, close. */
+int log_end_file(struct sf_log *lg)
+{
+    if (!lg->cur_open)
+        return 0;
+    int err = log_drain(lg);
+    int e = sf_stream_close(&lg->st[lg->cur]);
+    lg->cur_open = 0;
+    if (!err)
+        err = e;
+    if (err)
+        return log_fail(lg, err);
+    lg->durable_base += lg->file_bytes;
+    lg->stats.bytes_durable = lg->durable_base;
+    uint64_t now = log_now(lg);
+    if (lg->cfg.clock) {
+        for (uint32_t i = 0; i < lg->dur_n; i++)
+            hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
+    }
+    lg->dur_n = 0;
+    return 0;
+}
+
+int log_rotate(struct sf_log *lg, uint64_t now)
+{
+    int err = log_end_file(lg);
+    if (err)
+        return err;
+    return log_start_file(lg, now);
+}

@@ -1,0 +1,683 @@
+/* The logger's writer: open, the service step, device requests, checkpoints, close,
+ * statistics (contract in include/streamfat/log.h; ring protocol in ring.c).
+ *
+ * Sections: requests and completions - framed submission - raw mode - checkpoints and cuts -
+ * service - open and close - statistics.
+ *
+ * Block life cycle (framed): producers fill the current block; it is closed (by the producer
+ * whose record did not fit, or by the writer: full, or cut early by a checkpoint, rotation
+ * or close) and, once every reservation in it is committed, taken by the writer
+ * (ring_take: rel .. taken - 1 are the writer's). The writer seals taken blocks with the
+ * current file's id and the next seq just before it submits them, in runs of consecutive
+ * ring blocks up to request_size, straight from the ring (no copy). The stream hands requests
+ * back in submission order; their blocks go back to the producers (ring_release), so the
+ * producers' blocks, the writer's sealed blocks and the blocks in flight always form three
+ * consecutive arcs of the ring.
+ *
+ * A cut ("write everything up to here") closes the current block early and records the
+ * counter of the block after it; once every block before it is submitted the action runs:
+ * a checkpoint (sf_stream_checkpoint: everything written so far, then the size), a
+ * rotation, the end of a flight-recorder file, or close. Blocks written by a checkpoint are
+ * final (docs/FORMAT.md): the writer simply continues in the next block. */
+#include "log_impl.h"
+
+#define DEFAULT_CKPT_NS 1000000000ull
+#define DEFAULT_REQ (1u << 20)
+#define CLOSE_SPINS 100000000u       /* close gives up on a producer that never commits */
+
+int log_fail(struct sf_log *lg, int err)
+{
+    if (!lg->stats.last_error)
+        lg->stats.last_error = err;
+    return err;
+}
+
+void hist_add(struct sf_hist *h, uint64_t ns)
+{
+    uint32_t k = 0;
+    for (uint64_t v = ns; v > 1 && k < SF_HIST_BUCKETS - 1; v >>= 1)
+        k++;
+    h->bucket[k]++;
+    h->count++;
+    if (ns > h->max_ns)
+        h->max_ns = ns;
+}
+
+/* ---- requests and completions ---- */
+
+static uint32_t qd(const struct sf_log *lg)
+{
+    return lg->cfg.queue_depth;
+}
+
+int log_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
+                   uint8_t kind, uint64_t first_ts)
+{
+    struct sf_stream *s = &lg->st[lg->cur];
+    int err;
+    for (;;) {
+        err = sf_stream_submit(s, buf, bytes, NULL);
+        /* Cyclic mode: the volume is full; delete this logger's oldest file and retry (the
+         * stream has not failed: ENOSPC leaves it as it was). */
+        if (err == SF_ENOSPC && (lg->flags & SF_LOG_CYCLIC) && log_make_room(lg) == 0)
+            continue;
+        break;
+    }
+    if (err)
+        return log_fail(lg, err);
+    struct sf_log_req *r = &lg->req[(lg->req_head + lg->req_count) % SF_STREAM_MAX_QD];
+    r->amount = amount;
+    r->kind = kind;
+    r->t_submit = log_now(lg);
+    r->first_ts = first_ts;
+    lg->req_count++;
+    lg->file_bytes += bytes;
+    lg->stats.bytes_written += bytes;
+    return 0;
+}
+
+/* Take completed requests back from the stream (in order) and give their ring space back. */
+int log_reap(struct sf_log *lg, int wait)
+{
+    void *out[16];
+    if (!lg->cur_open || !lg->req_count)
+        return 0;
+    int k = sf_stream_poll(&lg->st[lg->cur], out, 16, wait);
+    if (k < 0)
+        return log_fail(lg, k);
+    uint64_t now = log_now(lg);
+    for (int i = 0; i < k; i++) {
+        struct sf_log_req *r = &lg->req[lg->req_head];
+        if (lg->cfg.clock)
+            hist_add(&lg->h_dev, now - r->t_submit);
+        if (r->kind == REQ_DATA) {
+            if (lg->flags & SF_LOG_RAW) {
+                uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
+                atomic_store_explicit(&lg->rel, ctr_add(lg, rel, r->amount), memory_order_release);
+            } else {
+                ring_release(lg, r->amount);
+            }
+            if (lg->dur_n < sizeof lg->dur_ts / sizeof lg->dur_ts[0])
+                lg->dur_ts[lg->dur_n++] = r->first_ts;
+        }
+        lg->req_head = (lg->req_head + 1) % SF_STREAM_MAX_QD;
+        lg->req_count--;
+    }
+    return k;
+}
+
+/* Wait for every request of the current file. */
+int log_drain(struct sf_log *lg)
+{
+    while (lg->req_count) {
+        int k = log_reap(lg, 1);
+        if (k < 0)
+            return k;
+        if (!k)
+            return log_fail(lg, SF_EIO);        /* the stream lost a request */
+    }
+    return 0;
+}
+
+/* ---- framed submission ---- */
+
+/* Seal the taken blocks from lg->sub on and submit them, in runs of consecutive ring blocks,
+ * up to block counter `limit`. Without force a short run waits while another request is in
+ * flight, so requests grow to request_size when the producers are fast. Rotates when the
+ * file is full. Returns runs submitted or an error. */
+int log_submit_runs(struct sf_log *lg, uint32_t limit, int force)
+{
+    int runs = 0, err;
+    while (lg->sub != limit && lg->req_count < qd(lg)) {
+        uint32_t avail = ctr_dist(lg, limit, lg->sub);
+        uint32_t idx = ctr_index(lg, lg->sub);
+        uint32_t n = avail;
+        if (n > lg->nblk - idx)
+            n = lg->nblk - idx;                 /* a request never wraps the ring */
+        if (n > lg->req_blocks)
+            n = lg->req_blocks;
+        uint64_t room = (lg->file_limit - lg->file_bytes) >> lg->bshift;
+        if (!room) {
+            if ((err = log_rotate(lg, log_now(lg))))
+                return err;
+            continue;
+        }
+        if (n > room)
+            n = (uint32_t)room;
+        if (!force && n == avail && n < lg->req_blocks && lg->req_count)
+            break;
+        uint64_t records = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint8_t *b = blk_ptr(lg, ctr_add(lg, lg->sub, i));
+            struct sf_block_info bi = {
+                .kind = SF_BLOCK_RECORDS, .file_id = lg->file_id, .seq = lg->file_seq + i,
+                .first_ts = ld_le64(b + META_FIRST_TS), .used = ld_le32(b + META_USED),
+                .count = ld_le32(b + META_COUNT), .block_size = lg->bsize,
+            };
+            records += bi.count;
+            sf_block_seal(b, &bi);
+        }
+        uint8_t *first = blk_ptr(lg, lg->sub);
+        if ((err = log_submit_buf(lg, first, n << lg->bshift, n, REQ_DATA,
+                                  ld_le64(first + META_FIRST_TS))))
+            return err;
+        lg->sub = ctr_add(lg, lg->sub, n);
+        lg->file_seq += n;
+        lg->stats.records_written += records;
+        runs++;
+    }
+    return runs;
+}
+
+/* ---- raw mode ----
+ * Bytes are submitted as whole blocks fill (runs up to request_size, never across the ring's
+ * end); a checkpoint, rotation or close also submits the whole sectors of a partly filled
+ * block, so sub is always sector-aligned; the partial last sector stays in the ring and goes
+ * out with the following bytes (docs/FORMAT.md: a checkpoint of a raw file covers whole
+ * sectors only). */
+static int raw_submit(struct sf_log *lg, int sectors)
+{
+    uint32_t ring = lg->nblk << lg->bshift;
+    uint32_t ss = lg->v->bd->sector_size;
+    uint32_t gran = sectors ? ss : lg->bsize;
+    int runs = 0, err;
+    uint32_t h = atomic_load_explicit(&lg->tail, memory_order_acquire);
+    while (lg->req_count < qd(lg)) {
+        uint32_t avail = ctr_dist(lg, h, lg->sub);
+        uint32_t at = lg->sub >= ring ? lg->sub - ring : lg->sub;
+        uint32_t n = avail < ring - at ? avail : ring - at;
+        n = ((at + n) & ~(gran - 1)) > at ? ((at + n) & ~(gran - 1)) - at : 0;
+        if (n > lg->req_blocks << lg->bshift)
+            n = lg->req_blocks << lg->bshift;
+        uint64_t room = (lg->file_limit - lg->file_bytes) & ~(uint64_t)(ss - 1);
+        if (n && !room) {
+            if ((err = log_rotate(lg, log_now(lg))))
+                return err;
+            continue;
+        }
+        if (n > room)
+            n = (uint32_t)room;
+        if (!n)
+            break;
+        if ((err = log_submit_buf(lg, lg->ring + at, n, n, REQ_DATA, 0)))
+            return err;
+        lg->sub = ctr_add(lg, lg->sub, n);
+        lg->stats.bytes_in += n;
+        runs++;
+    }
+    return runs;
+}
+
+static int raw_checkpoint(struct sf_log *lg, uint64_t now);
+
+static int raw_service(struct sf_log *lg, uint64_t now)
+{
+    int did = 0, err;
+    if ((err = log_reap(lg, 0)) < 0)
+        return err;
+    did += err;
+    int rot = lg->rotate_req || (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns);
+    int ckpt = now >= lg->next_ckpt_ns ||
+               (lg->cfg.checkpoint_bytes &&
+                lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes);
+    if ((err = raw_submit(lg, rot || ckpt)) < 0)
+        return err;
+    did += err;
+    if (rot) {
+        while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
+               lg->v->bd->sector_size) {          /* everything whole goes to this file */
+            if ((err = log_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
+                return err;
+        }
+        lg->rotate_req = 0;
+        if ((err = log_rotate(lg, now)))
+            return err;
+        return 1;
+    }
+    if (ckpt) {
+        if ((err = raw_checkpoint(lg, now)))
+            return err;
+        did++;
+    }
+    return did;
+}
+
+/* ---- checkpoints and cuts ---- */
+
+static void durable_samples(struct sf_log *lg, uint64_t now)
+{
+    if (lg->cfg.clock) {
+        for (uint32_t i = 0; i < lg->dur_n; i++)
+            hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
+    }
+    lg->dur_n = 0;
+}
+
+static int do_checkpoint(struct sf_log *lg)
+{
+    int err = sf_stream_checkpoint(&lg->st[lg->cur]);   /* waits for every request */
+    if (err)
+        return log_fail(lg, err);
+    if ((err = log_reap(lg, 0)) < 0)
+        return err;
+    uint64_t now = log_now(lg);
+    lg->stats.bytes_durable = lg->durable_base + sf_stream_stats(&lg->st[lg->cur])->bytes_durable;
+    durable_samples(lg, now);
+    lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;
+    lg->ckpt_bytes_at = lg->stats.bytes_written;
+    return 0;
+}
+
+static int raw_checkpoint(struct sf_log *lg, uint64_t now)
+{
+    (void)now;
+    int err;
+    while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
+           lg->v->bd->sector_size) {
+        if ((err = log_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
+            return err;
+    }
+    return do_checkpoint(lg);
+}
+
+static void cut_start(struct sf_log *lg, enum log_cut kind)
+{
+    uint32_t next;
+    ring_close_current(lg, &next);   /* ring full: the cut covers the closed blocks only */
+    lg->cut = next;
+    lg->cut_kind = (uint8_t)kind;
+}
+
+/* Blocks up to the cut that are taken: the limit for submission. */
+static uint32_t cut_limit(const struct sf_log *lg)
+{
+    if (!lg->cut_kind)
+        return lg->taken;
+    uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
+    return ctr_dist(lg, lg->cut, rel) <= ctr_dist(lg, lg->taken, rel) ? lg->cut : lg->taken;
+}
+
+static int cut_finish(struct sf_log *lg, uint64_t now)
+{
+    int err = 0;
+    enum log_cut kind = (enum log_cut)lg->cut_kind;
+    lg->cut_kind = CUT_NONE;
+    switch (kind) {
+    case CUT_CKPT:
+        err = do_checkpoint(lg);
+        break;
+    case CUT_ROTATE:
+        lg->rotate_req = 0;
+        err = log_rotate(lg, now);
+        lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;
+        break;
+    case CUT_FR_END:
+        err = log_end_file(lg);
+        lg->fr_writing = 0;
+        break;
+    default:
+        break;
+    }
+    return err;
+}
+
+/* DROP records for drops counted since the last one. */
+static int insert_drops(struct sf_log *lg)
+{
+    uint32_t count;
+    uint64_t first, last;
+    if (!ring_drops_take(lg, &count, &first, &last))
+        return 0;
+    uint8_t body[24];
+    st_le64(body, count);
+    st_le64(body + 8, first);
+    st_le64(body + 16, last);
+    int ok = log_put_own(lg, SF_REC_DROP, first, body, sizeof body) == 0;
+    ring_drops_done(lg, ok ? count : 0);
+    return ok;
+}
+
+/* Everything up to now goes to the current file: cut, then take and submit until the cut
+ * is reached, waiting for the device when needed. For close and the end of a trigger file;
+ * producers should be quiet (a producer that never commits is given up on). */
+int log_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
+{
+    int err;
+    uint32_t spins = 0, next;
+    (void)wait;
+    /* Cut: closing the current block needs the next one free; the device gives blocks back. */
+    for (;;) {
+        if ((err = log_reap(lg, 0)) < 0)
+            return err;
+        insert_drops(lg);
+        ring_take(lg);
+        if ((err = log_submit_runs(lg, lg->taken, 1)) < 0)
+            return err;
+        if (ring_close_current(lg, &next) >= 0)
+            break;
+        if (lg->req_count) {
+            if ((err = log_reap(lg, 1)) < 0)
+                return err;
+        } else if (++spins > CLOSE_SPINS) {
+            break;                             /* cannot happen: nothing else holds blocks */
+        }
+    }
+    lg->cut = next;
+    lg->cut_kind = (uint8_t)kind;
+    /* Every block before the cut: taken (once its producers committed) and submitted. */
+    spins = 0;
+    while (lg->sub != lg->cut) {
+        int k = ring_take(lg);
+        if ((err = log_submit_runs(lg, cut_limit(lg), 1)) < 0)
+            return err;
+        if (k || err)
+            continue;
+        if (lg->req_count) {
+            if ((err = log_reap(lg, 1)) < 0)
+                return err;
+        } else if (++spins > CLOSE_SPINS) {
+            lg->cut = lg->sub;                 /* a producer never committed: stop here */
+        }
+    }
+    return log_drain(lg);
+}
+
+/* ---- service ---- */
+
+static int framed_service(struct sf_log *lg, uint64_t now)
+{
+    int did = 0, err;
+    if ((err = log_reap(lg, 0)) < 0)
+        return err;
+    did += err;
+    did += ring_take(lg);
+    did += insert_drops(lg);
+    if (lg->fr && (err = fr_service(lg, now)) < 0)
+        return err;
+    if (!lg->cur_open)
+        return did;                            /* flight recorder between triggers */
+    if (!lg->cut_kind) {
+        int ckpt_due = now >= lg->next_ckpt_ns ||
+                       (lg->cfg.checkpoint_bytes &&
+                        lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes);
+        if (lg->fr && lg->fr_writing && lg->cfg.clock && now >= lg->fr_end) {
+            cut_start(lg, CUT_FR_END);
+        } else if (lg->rotate_req ||
+                   (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns)) {
+            cut_start(lg, CUT_ROTATE);
+        } else if (ckpt_due) {
+            if (lg->stats.bytes_written == lg->ckpt_bytes_at && lg->taken == lg->sub && !ring_used_bytes(lg) && !lg->req_count)
+                lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;   /* nothing new */
+            else
+                cut_start(lg, CUT_CKPT);
+        }
+        if (lg->cut_kind)
+            did += ring_take(lg);
+    }
+    if ((err = log_submit_runs(lg, cut_limit(lg), lg->cut_kind != CUT_NONE)) < 0)
+        return err;
+    did += err;
+    if (lg->cut_kind && lg->sub == lg->cut) {
+        if ((err = cut_finish(lg, now)))
+            return err;
+        did++;
+    }
+    return did;
+}
+
+int sf_log_service(struct sf_log *lg)
+{
+    if (lg->stats.last_error)
+        return lg->stats.last_error;
+    uint64_t now = log_now(lg);
+    int r = lg->flags & SF_LOG_RAW ? raw_service(lg, now) : framed_service(lg, now);
+    uint64_t used = ring_used_bytes(lg);
+    if (used > lg->stats.ring_high_water)
+        lg->stats.ring_high_water = used;
+    return r;
+}
+
+uint64_t sf_log_next_deadline_ns(const struct sf_log *lg)
+{
+    uint64_t now = log_now(lg), d = UINT64_MAX;
+    if (lg->taken != lg->sub && (lg->cur_open || !lg->fr))
+        return 0;
+    if (lg->cut_kind || lg->rotate_req)
+        return 0;
+    if (lg->cur_open) {
+        uint64_t t = lg->next_ckpt_ns;
+        if (lg->cfg.split_ns && lg->file_start + lg->cfg.split_ns < t)
+            t = lg->file_start + lg->cfg.split_ns;
+        if (lg->fr_writing && lg->fr_end < t)
+            t = lg->fr_end;
+        d = t > now ? t - now : 0;
+    }
+    return d;
+}
+
+int sf_log_rotate(struct sf_log *lg)
+{
+    if (lg->fr)
+        return SF_EINVAL;                      /* trigger files end by themselves */
+    lg->rotate_req = 1;
+    return 0;
+}
+
+/* ---- open and close ---- */
+
+static uint32_t log2_exact(uint32_t v)
+{
+    uint32_t k = 0;
+    while ((1u << k) < v)
+        k++;
+    return (1u << k) == v ? k : 0;
+}
+
+int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
+{
+    struct sf_vol_info vi;
+    int err;
+    memset(lg, 0, sizeof *lg);
+    if (!cfg || !cfg->vol || !cfg->ring || !cfg->work)
+        return SF_EINVAL;
+    struct sf_log_cfg c = *cfg;
+    if ((err = sf_vol_info(c.vol, &vi)))
+        return err;
+    uint32_t ss = vi.sector_size;
+    uint32_t align = c.vol->bd->mem_align > 8 ? c.vol->bd->mem_align : 8;
+    if (!c.block_size)
+        c.block_size = SF_BLOCK_DEFAULT;
+    uint32_t bshift = log2_exact(c.block_size);
+    if (!bshift || c.block_size < SF_BLOCK_MIN || c.block_size > SF_BLOCK_MAX ||
+        c.block_size < ss)
+        return SF_EINVAL;
+    if (((uintptr_t)c.ring & (align - 1)) || ((uintptr_t)c.work & (align - 1)) ||
+        c.ring_size % c.block_size || c.ring_size / c.block_size < 4)
+        return SF_EINVAL;
+    uint64_t nblk = c.ring_size >> bshift;
+    if (c.flags & SF_LOG_RAW) {
+        if (c.ring_size > 0x7FFFFFFFu || c.work_size < ss)
+            return SF_EINVAL;
+        lg->wrap = (uint32_t)c.ring_size * 2u;
+    } else {
+        if (nblk > (1ull << (31 - bshift)) || c.work_size < c.block_size)
+            return SF_EINVAL;
+        lg->wrap = (uint32_t)nblk * 2u;
+    }
+    if (!c.queue_depth)
+        c.queue_depth = 4;
+    if (c.queue_depth > SF_STREAM_MAX_QD)
+        return SF_EINVAL;
+    if (!c.request_size)
+        c.request_size = DEFAULT_REQ;
+    if (!c.checkpoint_ns)
+        c.checkpoint_ns = DEFAULT_CKPT_NS;
+    lg->fr = c.pre_bytes || c.pre_ns || c.post_ns;
+    if (lg->fr && ((c.flags & SF_LOG_RAW) || !c.clock))
+        return SF_EINVAL;
+    lg->cfg = c;
+    lg->v = c.vol;
+    lg->ring = c.ring;
+    lg->nblk = (uint32_t)nblk;
+    lg->bsize = c.block_size;
+    lg->bshift = bshift;
+    lg->payload = c.block_size - SF_BLOCK_HDR;
+    lg->flags = c.flags;
+    lg->req_blocks = c.request_size >> bshift;
+    if (!lg->req_blocks)
+        lg->req_blocks = 1;
+    if (lg->req_blocks > lg->nblk / 2)
+        lg->req_blocks = lg->nblk / 2;
+    /* Files: rotate before split_bytes, and on FAT before 4 GiB; whole blocks (framed) or
+     * sectors (raw). */
+    uint64_t gran = (c.flags & SF_LOG_RAW) ? ss : c.block_size;
+    uint64_t limit = c.split_bytes ? c.split_bytes : UINT64_MAX;
+    lg->fs_fat = vi.fs_type != SF_FS_EXFAT;
+    if (lg->fs_fat && limit > 0xFFFFFFFFull)
+        limit = 0xFFFFFFFFull;
+    limit &= ~(gran - 1);
+    if (limit < 2 * (uint64_t)c.block_size)
+        limit = 2 * (uint64_t)c.block_size;
+    lg->file_limit = limit;
+    /* Allocation step: large steps keep files contiguous; a small volume (and cyclic mode,
+     * which needs the space back file by file) gets smaller ones. */
+    uint64_t step = vi.volume_size / 16;
+    if (step > (64ull << 20))
+        step = 64ull << 20;
+    if (step < (1ull << 20))
+        step = 1ull << 20;
+    if (step < (uint64_t)lg->req_blocks << bshift)
+        step = (uint64_t)lg->req_blocks << bshift;
+    lg->step = step;
+    lg->stats.ring_size = c.ring_size;
+    if (!(c.flags & SF_LOG_RAW)) {
+        for (uint32_t i = 0; i < lg->nblk; i++) {
+            uint8_t *b = lg->ring + ((size_t)i << bshift);
+            atomic_init(blk_committed(b), 0);
+            atomic_init(blk_closed(b), 0);
+        }
+    }
+    atomic_init(&lg->tail, 0);
+    atomic_init(&lg->rel, 0);
+    atomic_init(&lg->drops, 0);
+    atomic_init(&lg->drop_lock, 0);
+    if ((err = log_first_index(lg, &lg->file_index)))
+        return err;
+    lg->oldest_index = lg->file_index + 1;
+    uint64_t now = log_now(lg);
+    err = lg->fr ? log_prepare_next(lg) : log_start_file(lg, now);
+    if (err) {
+        log_discard_next(lg);
+        if (lg->cur_open) {
+            sf_stream_close(&lg->st[lg->cur]);
+            lg->cur_open = 0;
+        }
+        return err;
+    }
+    lg->next_ckpt_ns = now + c.checkpoint_ns;
+    return 0;
+}
+
+int sf_log_close(struct sf_log *lg)
+{
+    int err = lg->stats.last_error, e;
+    lg->closing = 1;
+    if (!err && lg->cur_open) {
+        if (lg->flags & SF_LOG_RAW) {
+            err = raw_submit(lg, 1);
+            if (err >= 0)
+                err = log_drain(lg);
+            if (err >= 0) {
+                /* The last partial sector: through the stream's own buffer. */
+                uint32_t ring = lg->nblk << lg->bshift;
+                uint32_t h = atomic_load_explicit(&lg->tail, memory_order_acquire);
+                uint32_t left = ctr_dist(lg, h, lg->sub);
+                uint32_t at = lg->sub >= ring ? lg->sub - ring : lg->sub;
+                if (left) {
+                    sf_ssize_t w = sf_stream_write(&lg->st[lg->cur], lg->ring + at, left);
+                    err = w < 0 ? log_fail(lg, (int)w) : 0;
+                    lg->stats.bytes_in += left;
+                    lg->stats.bytes_written += left;
+                    lg->file_bytes += left;
+                    lg->sub = h;
+                }
+            }
+        } else {
+            /* Again while drops were counted meanwhile, so the file accounts for them. */
+            for (int i = 0; i < 4 && !err; i++) {
+                err = log_flush_to_cut(lg, CUT_CLOSE, 1);
+                lg->cut_kind = CUT_NONE;
+                if (atomic_load_explicit(&lg->drops, memory_order_relaxed) == lg->drops_seen)
+                    break;
+            }
+        }
+        e = log_end_file(lg);
+        if (!err)
+            err = e;
+    } else if (lg->cur_open) {
+        log_drain(lg);
+        sf_stream_close(&lg->st[lg->cur]);
+        lg->cur_open = 0;
+    }
+    if (lg->fr && !lg->fr_writing)
+        fr_release_all(lg);
+    e = log_discard_next(lg);
+    if (!err)
+        err = e;
+    return err;
+}
+
+/* ---- statistics ---- */
+
+void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st)
+{
+    *st = lg->stats;
+    uint32_t pending = atomic_load_explicit(&lg->drops, memory_order_relaxed) - lg->drops_seen;
+    st->records_dropped = lg->drops_total + pending;
+    st->ring_used = ring_used_bytes(lg);
+    if (st->ring_used > st->ring_high_water)
+        st->ring_high_water = st->ring_used;
+    if (lg->flags & SF_LOG_RAW) {
+        uint32_t h = atomic_load_explicit(&lg->tail, memory_order_relaxed);
+        st->bytes_in += ctr_dist(lg, h, lg->sub);   /* accepted, not yet submitted */
+    }
+}
+
+void sf_log_get_hist(const struct sf_log *lg, struct sf_hist *append, struct sf_hist *device,
+                     struct sf_hist *durable)
+{
+    if (append) {
+        memset(append, 0, sizeof *append);
+        for (uint32_t k = 0; k < SF_HIST_BUCKETS; k++) {
+            append->bucket[k] = atomic_load_explicit(&lg->app_hist[k], memory_order_relaxed);
+            append->count += append->bucket[k];
+        }
+        append->max_ns = atomic_load_explicit(&lg->app_max, memory_order_relaxed);
+    }
+    if (device)
+        *device = lg->h_dev;
+    if (durable)
+        *durable = lg->h_dur;
+}
+
+uint64_t sf_hist_percentile(const struct sf_hist *h, double p)
+{
+    if (!h->count)
+        return 0;
+    if (p > 1.0)
+        p /= 100.0;                            /* accept 99.9 as well as 0.999 */
+    uint64_t want = (uint64_t)(p * (double)h->count);
+    if ((double)want < p * (double)h->count)
+        want++;
+    if (!want)
+        want = 1;
+    uint64_t seen = 0;
+    for (uint32_t k = 0; k < SF_HIST_BUCKETS; k++) {
+        seen += h->bucket[k];
+        if (seen >= want) {
+            uint64_t upper = k + 1 < 64 ? 1ull << (k + 1) : UINT64_MAX;
+            return upper < h->max_ns ? upper : h->max_ns;
+        }
+    }
+    return h->max_ns;
+}
