@@ -102,8 +102,12 @@ uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
     dst[SF_REC_HDR + CB_LEN + 1] = 0;
     dst[SF_REC_HDR + CB_LEN + 2] = 0;
     dst[SF_REC_HDR + CB_LEN + 3] = 0;
-    if (len)
+    /* A remote frame has a length but no data: its data[len] is stored (the format keeps
+     * the body layout the same for every frame) and is zeros when data is NULL. */
+    if (len && data)
         memcpy(dst + SF_REC_HDR + SF_CAN_BODY, data, len);
+    else if (len)
+        memset(dst + SF_REC_HDR + SF_CAN_BODY, 0, len);
     if (padded > SF_CAN_BODY + len)
         memset(dst + SF_REC_HDR + SF_CAN_BODY + len, 0, padded - SF_CAN_BODY - len);
     return SF_REC_HDR + padded;

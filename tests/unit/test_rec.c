@@ -128,6 +128,15 @@ static void test_records(void)
     off += 88;
     CHECK_EQ(sf_rec_put_can(p + off, 5, 1005, 0x12345, SF_CAN_FD | SF_CAN_EFF, data, 12), 40);
     off += 40;
+    {   /* a remote frame with a length and no data: zeros stored */
+        uint8_t rr[40];
+        memset(rr, 0xEE, sizeof rr);
+        CHECK_EQ(sf_rec_put_can(rr, 0, 0, 0x55, SF_CAN_RTR, NULL, 5), 32);
+        int z = 1;
+        for (int i = 24; i < 32; i++)
+            z &= rr[i] == 0;
+        CHECK(z && rr[20] == 5);
+    }
     CHECK_EQ(sf_rec_put_can(blk, 0, 0, 0x800, 0, data, 1), 0);            /* 11-bit id */
     CHECK_EQ(sf_rec_put_can(blk, 0, 0, 0x20000000, SF_CAN_EFF, data, 1), 0);
     CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, 0, data, 9), 0);                /* classic > 8 */
