@@ -35,7 +35,8 @@ static const char main_help[] =
 "  put     copy a file onto the volume\n"
 "  rm      remove files and directories\n"
 "  mkdir   create directories\n"
-"  demo    format an image, fill it, read it back and check every byte\n"
+"  log     record CAN, UDP, latency or raw data into log files\n"
+"  demo    log a synthetic vehicle into demo.img, read it back and check it\n"
 "  export  decode a log file (candump -L lines)\n"
 "\n"
 "  'streamfat COMMAND --help' describes each command.\n"
@@ -55,12 +56,13 @@ struct command {
 };
 
 static int cmd_parse_debug(int argc, char **argv);
+int cmd_log(int argc, char **argv);   /* cli/cmd_log.c */
 int cmd_export(int argc, char **argv);   /* cli/cmd_export.c */
 
 static const struct command commands[] = {
     { "mkfs", cmd_mkfs }, { "info", cmd_info }, { "ls", cmd_ls },
     { "cat", cmd_cat }, { "get", cmd_get }, { "put", cmd_put }, { "rm", cmd_rm },
-    { "mkdir", cmd_mkdir }, { "demo", cmd_demo }, { "export", cmd_export },
+    { "mkdir", cmd_mkdir }, { "log", cmd_log }, { "demo", cmd_demo }, { "export", cmd_export },
     /* Hidden, for tests: print what a value parses to. */
     { "__parse-size", cmd_parse_debug }, { "__parse-rate", cmd_parse_debug },
     { "__parse-duration", cmd_parse_debug },
