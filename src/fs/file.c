@@ -250,7 +250,21 @@ static int file_reserve(struct sf_file *f, uint64_t size)
     if (have && !f->last_cluster &&
         (err = chain_seek(v, &f->chain, have - 1, f->cur_cluster, f->cur_index, &f->last_cluster)))
         return err;
-    return chain_grow(v, &f->chain, have, &f->last_cluster, (uint32_t)(need - have));
+    uint32_t n = (uint32_t)(need - have), pad = 0;
+    if (!vol_is_exfat(v) && f->last_cluster) {
+        /* FAT: grow to the end of the FAT sector holding the last new entry (when the run
+         * is contiguous), so a file growing by small writes writes each FAT sector once
+         * per extent; sf_close frees what the size does not cover. */
+        uint32_t eps = vol_ss(v) / (v->fat_bits / 8);
+        pad = eps - 1 - (uint32_t)(((uint64_t)f->last_cluster + n) % eps);
+        if ((need + pad) << v->cluster_shift > SF_FAT_MAX_FILE + 1 ||
+            need + pad > v->cluster_count)
+            pad = 0;
+    }
+    err = chain_grow(v, &f->chain, have, &f->last_cluster, n + pad);
+    if (err == SF_ENOSPC && pad && file_clusters(f) >= need)
+        return 0;                /* the padding did not fit, what was asked for did */
+    return err;
 }
 
 sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
