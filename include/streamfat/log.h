@@ -16,7 +16,23 @@
  * and sf_log_close; the volume belongs to that thread while the log is open.
  *
  * Memory: struct sf_log is the caller's (it holds the stream and bookkeeping); the ring is
- * cfg.ring; cfg.work is the writer's scratch (one block at least). Nothing else. */
+ * cfg.ring; cfg.work is the writer's scratch (one block at least). Nothing else.
+ *
+ * Threads: producers (append, append_can, reserve/commit, write_raw) from anywhere, any
+ * number at once (raw mode: one). Everything else - service, next_deadline_ns, trigger,
+ * rotate, close, and also get_stats / get_hist - from the writer's thread only (on Linux:
+ * snapshot the statistics in the writer loop and hand the copy to a status thread).
+ *
+ * Files: block 0 is a header block (docs/FORMAT.md) with cfg.channel_names as CHANNEL
+ * records and cfg.meta as META records; they must fit in one block (else SF_EINVAL at open).
+ * File ids are splitmix64(session_id + file index). The next file is created (entry and
+ * first allocation step) as soon as the current one starts, so a rotation only closes one
+ * file and switches to the other; at close the prepared, empty file is removed.
+ *
+ * Timestamps: the caller's (record ts) and cfg.clock (checkpoints, rotation by time, the
+ * post-trigger window, latencies) must be the same clock for append-to-durable latency and
+ * the flight-recorder windows to mean anything. Without cfg.clock there are no time-based
+ * checkpoints or rotations, and the flight recorder cannot be used. */
 #ifndef STREAMFAT_LOG_H
 #define STREAMFAT_LOG_H
 
@@ -33,7 +49,11 @@ extern "C" {
 #define SF_EDROPPED (-105)      /* ENOBUFS */
 
 #define SF_LOG_RAW    0x1u   /* raw mode: bytes in, bytes out, no framing (single producer) */
-#define SF_LOG_CYCLIC 0x2u   /* when the volume is full, delete this logger's oldest files */
+#define SF_LOG_CYCLIC 0x2u   /* when the volume is full, delete this logger's oldest files:
+                                default names: the lowest LOGnnnnn.SFL/.BIN in cfg.dir below
+                                the current number; cfg.name: this session's oldest (of the
+                                last 64). Use with split_bytes/split_ns: the current file
+                                itself is never deleted */
 #define SF_LOG_MEASURE 0x4u  /* time every append with cfg.clock (two clock reads each) */
 
 /* Build the name of file number `index` (from 1) into out; return its length or < 0. */
@@ -44,13 +64,20 @@ typedef uint64_t (*sf_log_clock_fn)(void *ctx);   /* nanoseconds */
 struct sf_log_cfg {
     struct sf_vol *vol;
     void *ring;                  /* the ring: a multiple of block_size, >= 4 blocks, aligned
-                                    to the device's mem_align */
+                                    to the device's mem_align and to 8 at least; at most
+                                    2^31 - 1 bytes (raw) or 2^(31 - log2 block_size)
+                                    blocks */
     uint64_t ring_size;
     uint32_t block_size;         /* power of two, 512 .. 1 MiB, >= the sector size (0: 64 KiB) */
     uint32_t flags;              /* SF_LOG_* */
     const char *dir;             /* directory for the files (NULL or "": the root); must exist */
     sf_log_name_fn name;         /* NULL: LOG00001.SFL, LOG00002.SFL ... (.BIN in raw mode),
-                                    numbering after the highest such name already there */
+                                    numbering after the highest such name already there.
+                                    Called when a file is prepared (ahead), with start_ts =
+                                    the expected start: the current file's start + split_ns
+                                    when rotating by time, else the time of the call. Must
+                                    give the same name for the same (index, start_ts): cyclic
+                                    mode asks again to delete this session's oldest files */
     void *name_ctx;
     uint64_t split_bytes;        /* rotate when a file reaches this size (0: never; on FAT32
                                     files are always rotated before 4 GiB) */
@@ -60,7 +87,9 @@ struct sf_log_cfg {
     uint64_t pre_bytes;          /* flight recorder: keep this much before a trigger ... */
     uint64_t pre_ns;             /* ... or this long (either non-zero, or post_ns non-zero,
                                     turns the flight recorder on) */
-    uint64_t post_ns;            /* and write this long after it */
+    uint64_t post_ns;            /* and write this long after it (needs cfg.clock; not with
+                                    SF_LOG_RAW). The window is kept in whole blocks: a
+                                    trigger file may start up to one block before ts - pre */
     uint32_t queue_depth;        /* device requests in flight (0: 4) */
     uint32_t request_size;       /* most bytes per device request (0: 1 MiB) */
     sf_log_clock_fn clock;       /* timestamps for records the writer makes, checkpoints */
@@ -71,13 +100,16 @@ struct sf_log_cfg {
     uint32_t channel_count;
     const char *const *meta;     /* "key=value" strings for every file header */
     uint32_t meta_count;
-    void *work;                  /* writer scratch, >= block_size, aligned like the ring */
+    void *work;                  /* writer scratch, >= block_size (raw: >= one sector),
+                                    aligned like the ring */
     uint32_t work_size;
 };
 
-/* Statistics; counters only grow. */
+/* Statistics; counters only grow. Records are counted when the writer takes their block
+ * (records_in lags the producers by the unfinished blocks; exact after close). Raw mode:
+ * records_* stay 0 except records_dropped, which counts bytes refused. */
 struct sf_log_stats {
-    uint64_t records_in;         /* accepted by append/commit */
+    uint64_t records_in;         /* accepted by append/commit (records_own included) */
     uint64_t records_dropped;    /* refused because the ring was full */
     uint64_t records_written;    /* in blocks handed to the device */
     uint64_t bytes_in;           /* record bytes accepted (raw: bytes) */
@@ -101,7 +133,9 @@ struct sf_hist {
     uint64_t count, max_ns;
     uint64_t bucket[SF_HIST_BUCKETS];
 };
-uint64_t sf_hist_percentile(const struct sf_hist *h, double p);  /* upper bucket bound */
+/* The upper bound of the bucket holding the p-quantile, capped at max_ns; p as a fraction
+ * (0.999) or, when > 1, as a percentage (99.9). 0 for an empty histogram. */
+uint64_t sf_hist_percentile(const struct sf_hist *h, double p);
 
 struct sf_log;
 
@@ -115,7 +149,10 @@ struct sf_log_resv {
 int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg);
 
 /* Append one record. 0 accepted; SF_EDROPPED when the ring is full (counted); SF_EINVAL
- * for a record larger than a block. Safe from any thread and from interrupts. */
+ * for a record larger than a block (body > block_size - 64). Safe from any thread and from
+ * interrupts. Type SF_REC_DROP is the writer's: producers do not append it.
+ * On bare metal: a producer interrupted between reserve and commit only delays its block
+ * (the writer never waits for it), so interrupts may append while the main loop does. */
 int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t flags,
                   uint64_t ts, const void *body, uint16_t len);
 int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
@@ -129,16 +166,23 @@ void sf_log_commit(struct sf_log *lg, struct sf_log_resv *r);
 sf_ssize_t sf_log_write_raw(struct sf_log *lg, const void *p, size_t n);
 
 /* One step of the writer's work. Returns > 0 when it did something, 0 when idle, or the
- * writer's error (the log keeps accepting and counting records as drops). */
+ * writer's error (the log keeps accepting and counting records as drops). A checkpoint
+ * waits for the device (the producers do not). */
 int sf_log_service(struct sf_log *lg);
-/* Time to the next thing the writer must do (checkpoint, rotation), in ns, for sleeping. */
+/* Time to the next thing the writer must do (checkpoint, rotation, end of a trigger file),
+ * in ns, for sleeping: 0 when sealed blocks wait; UINT64_MAX when nothing is scheduled.
+ * Blocks fill and requests complete meanwhile: sleep at most about one block's fill time
+ * (a writer thread: min(deadline, 1 ms) works well). */
 uint64_t sf_log_next_deadline_ns(const struct sf_log *lg);
 
-/* Flight recorder: a trigger now (ts: the trigger's time; why: text for an ANNOTATION). */
+/* Flight recorder: a trigger now (ts: the trigger's time; why: text for an ANNOTATION, may
+ * be NULL). Starts the trigger file at once; SF_EINVAL when the flight recorder is off. */
 int sf_log_trigger(struct sf_log *lg, uint64_t ts, const char *why);
-/* Start the next file now. */
+/* Start the next file: the next sf_log_service closes the current block early and rotates.
+ * SF_EINVAL in flight-recorder mode (trigger files end by themselves). */
 int sf_log_rotate(struct sf_log *lg);
-/* Write everything, checkpoint, close the file. */
+/* Write everything (DROP records for drops counted so far included), checkpoint, close the
+ * file, remove the prepared one. Producers must have stopped. */
 int sf_log_close(struct sf_log *lg);
 
 void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st);

@@ -12,6 +12,7 @@
  * and, once the writer has taken the block, at the offsets the sealed header uses for them
  * (so sealing twice, as a retried request does, reads them back unchanged):
  *   24 u64 first_ts, 32 u32 used, 36 u32 count (little-endian). */
+/* Functions shared between the files are library-wide symbols: they carry the sfl_ prefix. */
 #ifndef SF_LOG_IMPL_H
 #define SF_LOG_IMPL_H
 
@@ -66,39 +67,39 @@ static inline uint64_t log_now(const struct sf_log *lg)
 }
 
 /* ring.c */
-int ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk);
-void ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size);
-void ring_count_drop(struct sf_log *lg, uint64_t ts);
-int ring_close_current(struct sf_log *lg, uint32_t *next);
-uint32_t ring_current(const struct sf_log *lg);
-int ring_take(struct sf_log *lg);
-void ring_release(struct sf_log *lg, uint32_t n);
-int ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last);
-void ring_drops_done(struct sf_log *lg, uint32_t count);
-uint64_t ring_used_bytes(const struct sf_log *lg);
-int log_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
+int sfl_ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk);
+void sfl_ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size);
+void sfl_ring_count_drop(struct sf_log *lg, uint64_t ts);
+int sfl_ring_close_current(struct sf_log *lg, uint32_t *next);
+uint32_t sfl_ring_current(const struct sf_log *lg);
+int sfl_ring_take(struct sf_log *lg);
+void sfl_ring_release(struct sf_log *lg, uint32_t n);
+int sfl_ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last);
+void sfl_ring_drops_done(struct sf_log *lg, uint32_t count);
+uint64_t sfl_ring_used_bytes(const struct sf_log *lg);
+int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
 
 /* writer.c */
-int log_reap(struct sf_log *lg, int wait);
-int log_drain(struct sf_log *lg);
-int log_fail(struct sf_log *lg, int err);
-void hist_add(struct sf_hist *h, uint64_t ns);
-int log_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
+int sfl_reap(struct sf_log *lg, int wait);
+int sfl_drain(struct sf_log *lg);
+int sfl_fail(struct sf_log *lg, int err);
+void sfl_hist_add(struct sf_hist *h, uint64_t ns);
+int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
                    uint8_t kind, uint64_t first_ts);
-int log_submit_runs(struct sf_log *lg, uint32_t limit, int force);
-int log_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait);
+int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force);
+int sfl_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait);
 
 /* rotate.c */
-int log_first_index(struct sf_log *lg, uint32_t *index);
-int log_prepare_next(struct sf_log *lg);
-int log_start_file(struct sf_log *lg, uint64_t now);
-int log_end_file(struct sf_log *lg);
-int log_rotate(struct sf_log *lg, uint64_t now);
-int log_discard_next(struct sf_log *lg);
-int log_make_room(struct sf_log *lg);
+int sfl_first_index(struct sf_log *lg, uint32_t *index);
+int sfl_prepare_next(struct sf_log *lg);
+int sfl_start_file(struct sf_log *lg, uint64_t now);
+int sfl_end_file(struct sf_log *lg);
+int sfl_rotate(struct sf_log *lg, uint64_t now);
+int sfl_discard_next(struct sf_log *lg);
+int sfl_make_room(struct sf_log *lg);
 
 /* trigger.c */
-int fr_service(struct sf_log *lg, uint64_t now);
-void fr_release_all(struct sf_log *lg);
+int sfl_fr_service(struct sf_log *lg, uint64_t now);
+void sfl_fr_release_all(struct sf_log *lg);
 
 #endif

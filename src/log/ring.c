@@ -41,7 +41,7 @@
 
 /* ---- producers ---- */
 
-int ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk)
+int sfl_ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk)
 {
     uint32_t mask = (1u << lg->bshift) - 1;
     uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
@@ -71,7 +71,7 @@ int ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk)
     }
 }
 
-void ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size)
+void sfl_ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size)
 {
     atomic_fetch_add_explicit(blk_committed(blk_ptr(lg, blk)), size, memory_order_release);
 }
@@ -79,7 +79,7 @@ void ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size)
 /* The count is exact. The run's first/last timestamps are kept under a try-lock that no one
  * waits on: a drop that finds it taken (another dropping producer, or the writer harvesting)
  * is still counted, only its timestamp is not considered. */
-void ring_count_drop(struct sf_log *lg, uint64_t ts)
+void sfl_ring_count_drop(struct sf_log *lg, uint64_t ts)
 {
     if (atomic_exchange_explicit(&lg->drop_lock, 1, memory_order_acquire)) {
         atomic_fetch_add_explicit(&lg->drops, 1, memory_order_relaxed);
@@ -129,8 +129,8 @@ int sf_log_reserve(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fl
     uint8_t *p;
     if (lg->flags & SF_LOG_RAW || size > lg->payload)
         return SF_EINVAL;
-    if (ring_reserve(lg, size, &p, &blk)) {
-        ring_count_drop(lg, ts);
+    if (sfl_ring_reserve(lg, size, &p, &blk)) {
+        sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
     p[0] = type;
@@ -148,7 +148,7 @@ int sf_log_reserve(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fl
 
 void sf_log_commit(struct sf_log *lg, struct sf_log_resv *r)
 {
-    ring_commit(lg, r->pos, r->size);
+    sfl_ring_commit(lg, r->pos, r->size);
 }
 
 int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t flags,
@@ -159,12 +159,12 @@ int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fla
     uint8_t *p;
     if (lg->flags & SF_LOG_RAW || size > lg->payload || (len && !body))
         return SF_EINVAL;
-    if (ring_reserve(lg, size, &p, &blk)) {
-        ring_count_drop(lg, ts);
+    if (sfl_ring_reserve(lg, size, &p, &blk)) {
+        sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
     sf_rec_put(p, type, channel, flags, ts, body, len);
-    ring_commit(lg, blk, size);
+    sfl_ring_commit(lg, blk, size);
     if (lg->flags & SF_LOG_MEASURE)
         measure_end(lg, t0);
     return 0;
@@ -186,8 +186,8 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
     uint8_t *p;
     if (lg->flags & SF_LOG_RAW || !can_len_ok(flags, len) || (len && !data))
         return SF_EINVAL;
-    if (ring_reserve(lg, size, &p, &blk)) {
-        ring_count_drop(lg, ts);
+    if (sfl_ring_reserve(lg, size, &p, &blk)) {
+        sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
     if (sf_rec_put_can(p, channel, ts, id, flags, data, len) != size) {
@@ -197,23 +197,23 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
         st_le16(p + 2, (uint16_t)(size - SF_REC_HDR));
         st_le64(p + 8, ts);
     }
-    ring_commit(lg, blk, size);
+    sfl_ring_commit(lg, blk, size);
     if (lg->flags & SF_LOG_MEASURE)
         measure_end(lg, t0);
     return 0;
 }
 
 /* A record the writer makes (DROP, ANNOTATION): it goes through the ring like any other. */
-int log_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len)
+int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len)
 {
     uint32_t size = sf_rec_size(len), blk;
     uint8_t *p;
     if (size > lg->payload)
         return SF_EINVAL;
-    if (ring_reserve(lg, size, &p, &blk))
+    if (sfl_ring_reserve(lg, size, &p, &blk))
         return SF_EDROPPED;
     sf_rec_put(p, type, 0, 0, ts, body, len);
-    ring_commit(lg, blk, size);
+    sfl_ring_commit(lg, blk, size);
     lg->stats.records_own++;
     return 0;
 }
@@ -250,7 +250,7 @@ sf_ssize_t sf_log_write_raw(struct sf_log *lg, const void *p, size_t n)
 
 /* ---- writer side ---- */
 
-uint32_t ring_current(const struct sf_log *lg)
+uint32_t sfl_ring_current(const struct sf_log *lg)
 {
     return atomic_load_explicit(&lg->tail, memory_order_relaxed) >> lg->bshift;
 }
@@ -259,7 +259,7 @@ uint32_t ring_current(const struct sf_log *lg)
  * records; 0: it is empty, nothing to close; SF_EDROPPED: the next block is not free. In
  * every case *next is the first block counter not closed (so blocks before it are complete
  * once committed). */
-int ring_close_current(struct sf_log *lg, uint32_t *next)
+int sfl_ring_close_current(struct sf_log *lg, uint32_t *next)
 {
     uint32_t mask = (1u << lg->bshift) - 1;
     uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
@@ -285,12 +285,12 @@ int ring_close_current(struct sf_log *lg, uint32_t *next)
  * `used` and record count where sealing will find them. A current block too full for the
  * smallest record is closed here, so it need not wait for the next producer. Returns the
  * number of blocks taken. */
-int ring_take(struct sf_log *lg)
+int sfl_ring_take(struct sf_log *lg)
 {
     int n = 0;
     uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed), next;
     if ((t & ((1u << lg->bshift) - 1)) + SF_REC_HDR > lg->payload)
-        ring_close_current(lg, &next);
+        sfl_ring_close_current(lg, &next);
     for (;;) {
         uint8_t *b = blk_ptr(lg, lg->taken);
         uint32_t c = atomic_load_explicit(blk_closed(b), memory_order_acquire);
@@ -320,7 +320,7 @@ int ring_take(struct sf_log *lg)
 }
 
 /* Give the n oldest writer-owned blocks back to the producers. */
-void ring_release(struct sf_log *lg, uint32_t n)
+void sfl_ring_release(struct sf_log *lg, uint32_t n)
 {
     uint32_t r = atomic_load_explicit(&lg->rel, memory_order_relaxed);
     for (uint32_t i = 0; i < n; i++) {
@@ -333,8 +333,8 @@ void ring_release(struct sf_log *lg, uint32_t n)
 }
 
 /* Drops not yet written as a DROP record: 1 with the run, 0 when there are none or the lock
- * is busy (try again later). On 1 the lock is held until ring_drops_done. */
-int ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last)
+ * is busy (try again later). On 1 the lock is held until sfl_ring_drops_done. */
+int sfl_ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last)
 {
     if (atomic_load_explicit(&lg->drops, memory_order_relaxed) == lg->drops_seen)
         return 0;
@@ -351,7 +351,7 @@ int ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_
 }
 
 /* count = 0: the DROP record could not be placed; keep the run for later. */
-void ring_drops_done(struct sf_log *lg, uint32_t count)
+void sfl_ring_drops_done(struct sf_log *lg, uint32_t count)
 {
     if (count) {
         lg->drops_seen += count;
@@ -361,7 +361,7 @@ void ring_drops_done(struct sf_log *lg, uint32_t count)
     atomic_store_explicit(&lg->drop_lock, 0, memory_order_release);
 }
 
-uint64_t ring_used_bytes(const struct sf_log *lg)
+uint64_t sfl_ring_used_bytes(const struct sf_log *lg)
 {
     uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
     uint32_t r = atomic_load_explicit(&lg->rel, memory_order_relaxed);

@@ -110,7 +110,7 @@ static const char *dir_path(const struct sf_log *lg)
 }
 
 /* Default names: the highest number already in the directory (0: none). */
-int log_first_index(struct sf_log *lg, uint32_t *index)
+int sfl_first_index(struct sf_log *lg, uint32_t *index)
 {
     struct sf_dir d;
     struct sf_stat st;
@@ -176,19 +176,19 @@ static int delete_oldest(struct sf_log *lg)
 }
 
 /* Cyclic mode, volume full: make room (0) or say there is none (SF_ENOSPC). */
-int log_make_room(struct sf_log *lg)
+int sfl_make_room(struct sf_log *lg)
 {
     int err = delete_oldest(lg);
     if (err != SF_ENOSPC)
         return err;
     if (lg->next_open)
-        return log_discard_next(lg);           /* its allocation step comes back */
+        return sfl_discard_next(lg);           /* its allocation step comes back */
     return SF_ENOSPC;
 }
 
 /* ---- files ---- */
 
-int log_prepare_next(struct sf_log *lg)
+int sfl_prepare_next(struct sf_log *lg)
 {
     if (lg->next_open)
         return 0;
@@ -219,7 +219,7 @@ int log_prepare_next(struct sf_log *lg)
     return 0;
 }
 
-int log_discard_next(struct sf_log *lg)
+int sfl_discard_next(struct sf_log *lg)
 {
     if (!lg->next_open)
         return 0;
@@ -260,15 +260,15 @@ static int put_header(struct sf_log *lg, uint64_t now)
         .used = off, .count = count, .block_size = lg->bsize,
     };
     sf_block_seal(w, &bi);
-    return log_submit_buf(lg, w, lg->bsize, 0, REQ_HEADER, now);
+    return sfl_submit_buf(lg, w, lg->bsize, 0, REQ_HEADER, now);
 }
 
 /* Make the prepared file current and prepare the one after it. */
-int log_start_file(struct sf_log *lg, uint64_t now)
+int sfl_start_file(struct sf_log *lg, uint64_t now)
 {
     int err;
-    if (!lg->next_open && (err = log_prepare_next(lg)))
-        return log_fail(lg, err);
+    if (!lg->next_open && (err = sfl_prepare_next(lg)))
+        return sfl_fail(lg, err);
     lg->cur ^= 1;
     lg->cur_open = 1;
     lg->next_open = 0;
@@ -280,44 +280,44 @@ int log_start_file(struct sf_log *lg, uint64_t now)
     lg->file_start = now;
     lg->req_head = lg->req_count = 0;
     lg->stats.files++;
-    err = log_prepare_next(lg);
+    err = sfl_prepare_next(lg);
     if (err && err != SF_ENOSPC)
-        return log_fail(lg, err);              /* ENOSPC: try again at the rotation */
+        return sfl_fail(lg, err);              /* ENOSPC: try again at the rotation */
     if (lg->flags & SF_LOG_RAW)
         return 0;
     if ((err = put_header(lg, now)))
-        return log_fail(lg, err);
+        return sfl_fail(lg, err);
     lg->file_seq = 1;
     return 0;
 }
 
 /* Everything submitted to the current file reaches it; size, trim, close. */
-int log_end_file(struct sf_log *lg)
+int sfl_end_file(struct sf_log *lg)
 {
     if (!lg->cur_open)
         return 0;
-    int err = log_drain(lg);
+    int err = sfl_drain(lg);
     int e = sf_stream_close(&lg->st[lg->cur]);
     lg->cur_open = 0;
     if (!err)
         err = e;
     if (err)
-        return log_fail(lg, err);
+        return sfl_fail(lg, err);
     lg->durable_base += lg->file_bytes;
     lg->stats.bytes_durable = lg->durable_base;
     uint64_t now = log_now(lg);
     if (lg->cfg.clock) {
         for (uint32_t i = 0; i < lg->dur_n; i++)
-            hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
+            sfl_hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
     }
     lg->dur_n = 0;
     return 0;
 }
 
-int log_rotate(struct sf_log *lg, uint64_t now)
+int sfl_rotate(struct sf_log *lg, uint64_t now)
 {
-    int err = log_end_file(lg);
+    int err = sfl_end_file(lg);
     if (err)
         return err;
-    return log_start_file(lg, now);
+    return sfl_start_file(lg, now);
 }

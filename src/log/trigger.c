@@ -39,28 +39,28 @@ static int fr_trim(struct sf_log *lg, uint64_t ref, int room)
         if (c->pre_ns && held >= 2 && ref >= c->pre_ns &&
             first_ts(lg, ctr_add(lg, rel, 1)) < ref - c->pre_ns)
             out = 1;
-        if (room && lg->nblk - 1 - ctr_dist(lg, ring_current(lg), rel) < 2)
+        if (room && lg->nblk - 1 - ctr_dist(lg, sfl_ring_current(lg), rel) < 2)
             out = 1;
         if (!out)
             break;
-        ring_release(lg, 1);
+        sfl_ring_release(lg, 1);
         n++;
     }
     lg->sub = atomic_load_explicit(&lg->rel, memory_order_relaxed);
     return n;
 }
 
-int fr_service(struct sf_log *lg, uint64_t now)
+int sfl_fr_service(struct sf_log *lg, uint64_t now)
 {
     if (lg->fr_writing)
         return 0;                               /* the end is a cut in framed_service */
     return fr_trim(lg, now, 1);
 }
 
-void fr_release_all(struct sf_log *lg)
+void sfl_fr_release_all(struct sf_log *lg)
 {
     uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
-    ring_release(lg, ctr_dist(lg, lg->taken, rel));
+    sfl_ring_release(lg, ctr_dist(lg, lg->taken, rel));
     lg->sub = lg->taken;
 }
 
@@ -86,9 +86,9 @@ int sf_log_trigger(struct sf_log *lg, uint64_t ts, const char *why)
         return lg->stats.last_error;
     lg->stats.triggers++;
     if (!lg->fr_writing) {
-        ring_take(lg);
+        sfl_ring_take(lg);
         fr_trim(lg, ts, 0);
-        if ((err = log_start_file(lg, log_now(lg))))
+        if ((err = sfl_start_file(lg, log_now(lg))))
             return err;
         lg->fr_writing = 1;
         lg->fr_end = ts + lg->cfg.post_ns;
@@ -111,7 +111,7 @@ int sf_log_trigger(struct sf_log *lg, uint64_t ts, const char *why)
         for (; *why && n < sizeof text; why++)
             text[n++] = *why;
     }
-    if (log_put_own(lg, SF_REC_ANNOTATION, ts, text, (uint16_t)n))
-        ring_count_drop(lg, ts);
+    if (sfl_put_own(lg, SF_REC_ANNOTATION, ts, text, (uint16_t)n))
+        sfl_ring_count_drop(lg, ts);
     return 0;
 }

@@ -7,10 +7,10 @@
  * Block life cycle (framed): producers fill the current block; it is closed (by the producer
  * whose record did not fit, or by the writer: full, or cut early by a checkpoint, rotation
  * or close) and, once every reservation in it is committed, taken by the writer
- * (ring_take: rel .. taken - 1 are the writer's). The writer seals taken blocks with the
+ * (sfl_ring_take: rel .. taken - 1 are the writer's). The writer seals taken blocks with the
  * current file's id and the next seq just before it submits them, in runs of consecutive
  * ring blocks up to request_size, straight from the ring (no copy). The stream hands requests
- * back in submission order; their blocks go back to the producers (ring_release), so the
+ * back in submission order; their blocks go back to the producers (sfl_ring_release), so the
  * producers' blocks, the writer's sealed blocks and the blocks in flight always form three
  * consecutive arcs of the ring.
  *
@@ -25,14 +25,14 @@
 #define DEFAULT_REQ (1u << 20)
 #define CLOSE_SPINS 100000000u       /* close gives up on a producer that never commits */
 
-int log_fail(struct sf_log *lg, int err)
+int sfl_fail(struct sf_log *lg, int err)
 {
     if (!lg->stats.last_error)
         lg->stats.last_error = err;
     return err;
 }
 
-void hist_add(struct sf_hist *h, uint64_t ns)
+void sfl_hist_add(struct sf_hist *h, uint64_t ns)
 {
     uint32_t k = 0;
     for (uint64_t v = ns; v > 1 && k < SF_HIST_BUCKETS - 1; v >>= 1)
@@ -50,7 +50,7 @@ static uint32_t qd(const struct sf_log *lg)
     return lg->cfg.queue_depth;
 }
 
-int log_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
+int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
                    uint8_t kind, uint64_t first_ts)
 {
     struct sf_stream *s = &lg->st[lg->cur];
@@ -59,12 +59,12 @@ int log_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t 
         err = sf_stream_submit(s, buf, bytes, NULL);
         /* Cyclic mode: the volume is full; delete this logger's oldest file and retry (the
          * stream has not failed: ENOSPC leaves it as it was). */
-        if (err == SF_ENOSPC && (lg->flags & SF_LOG_CYCLIC) && log_make_room(lg) == 0)
+        if (err == SF_ENOSPC && (lg->flags & SF_LOG_CYCLIC) && sfl_make_room(lg) == 0)
             continue;
         break;
     }
     if (err)
-        return log_fail(lg, err);
+        return sfl_fail(lg, err);
     struct sf_log_req *r = &lg->req[(lg->req_head + lg->req_count) % SF_STREAM_MAX_QD];
     r->amount = amount;
     r->kind = kind;
@@ -77,25 +77,25 @@ int log_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t 
 }
 
 /* Take completed requests back from the stream (in order) and give their ring space back. */
-int log_reap(struct sf_log *lg, int wait)
+int sfl_reap(struct sf_log *lg, int wait)
 {
     void *out[16];
     if (!lg->cur_open || !lg->req_count)
         return 0;
     int k = sf_stream_poll(&lg->st[lg->cur], out, 16, wait);
     if (k < 0)
-        return log_fail(lg, k);
+        return sfl_fail(lg, k);
     uint64_t now = log_now(lg);
     for (int i = 0; i < k; i++) {
         struct sf_log_req *r = &lg->req[lg->req_head];
         if (lg->cfg.clock)
-            hist_add(&lg->h_dev, now - r->t_submit);
+            sfl_hist_add(&lg->h_dev, now - r->t_submit);
         if (r->kind == REQ_DATA) {
             if (lg->flags & SF_LOG_RAW) {
                 uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
                 atomic_store_explicit(&lg->rel, ctr_add(lg, rel, r->amount), memory_order_release);
             } else {
-                ring_release(lg, r->amount);
+                sfl_ring_release(lg, r->amount);
             }
             if (lg->dur_n < sizeof lg->dur_ts / sizeof lg->dur_ts[0])
                 lg->dur_ts[lg->dur_n++] = r->first_ts;
@@ -107,14 +107,14 @@ int log_reap(struct sf_log *lg, int wait)
 }
 
 /* Wait for every request of the current file. */
-int log_drain(struct sf_log *lg)
+int sfl_drain(struct sf_log *lg)
 {
     while (lg->req_count) {
-        int k = log_reap(lg, 1);
+        int k = sfl_reap(lg, 1);
         if (k < 0)
             return k;
         if (!k)
-            return log_fail(lg, SF_EIO);        /* the stream lost a request */
+            return sfl_fail(lg, SF_EIO);        /* the stream lost a request */
     }
     return 0;
 }
@@ -125,7 +125,7 @@ int log_drain(struct sf_log *lg)
  * up to block counter `limit`. Without force a short run waits while another request is in
  * flight, so requests grow to request_size when the producers are fast. Rotates when the
  * file is full. Returns runs submitted or an error. */
-int log_submit_runs(struct sf_log *lg, uint32_t limit, int force)
+int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
 {
     int runs = 0, err;
     while (lg->sub != limit && lg->req_count < qd(lg)) {
@@ -138,7 +138,7 @@ int log_submit_runs(struct sf_log *lg, uint32_t limit, int force)
             n = lg->req_blocks;
         uint64_t room = (lg->file_limit - lg->file_bytes) >> lg->bshift;
         if (!room) {
-            if ((err = log_rotate(lg, log_now(lg))))
+            if ((err = sfl_rotate(lg, log_now(lg))))
                 return err;
             continue;
         }
@@ -158,7 +158,7 @@ int log_submit_runs(struct sf_log *lg, uint32_t limit, int force)
             sf_block_seal(b, &bi);
         }
         uint8_t *first = blk_ptr(lg, lg->sub);
-        if ((err = log_submit_buf(lg, first, n << lg->bshift, n, REQ_DATA,
+        if ((err = sfl_submit_buf(lg, first, n << lg->bshift, n, REQ_DATA,
                                   ld_le64(first + META_FIRST_TS))))
             return err;
         lg->sub = ctr_add(lg, lg->sub, n);
@@ -191,7 +191,7 @@ static int raw_submit(struct sf_log *lg, int sectors)
             n = lg->req_blocks << lg->bshift;
         uint64_t room = (lg->file_limit - lg->file_bytes) & ~(uint64_t)(ss - 1);
         if (n && !room) {
-            if ((err = log_rotate(lg, log_now(lg))))
+            if ((err = sfl_rotate(lg, log_now(lg))))
                 return err;
             continue;
         }
@@ -199,7 +199,7 @@ static int raw_submit(struct sf_log *lg, int sectors)
             n = (uint32_t)room;
         if (!n)
             break;
-        if ((err = log_submit_buf(lg, lg->ring + at, n, n, REQ_DATA, 0)))
+        if ((err = sfl_submit_buf(lg, lg->ring + at, n, n, REQ_DATA, 0)))
             return err;
         lg->sub = ctr_add(lg, lg->sub, n);
         lg->stats.bytes_in += n;
@@ -213,7 +213,7 @@ static int raw_checkpoint(struct sf_log *lg, uint64_t now);
 static int raw_service(struct sf_log *lg, uint64_t now)
 {
     int did = 0, err;
-    if ((err = log_reap(lg, 0)) < 0)
+    if ((err = sfl_reap(lg, 0)) < 0)
         return err;
     did += err;
     int rot = lg->rotate_req || (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns);
@@ -226,11 +226,11 @@ static int raw_service(struct sf_log *lg, uint64_t now)
     if (rot) {
         while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
                lg->v->bd->sector_size) {          /* everything whole goes to this file */
-            if ((err = log_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
+            if ((err = sfl_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
                 return err;
         }
         lg->rotate_req = 0;
-        if ((err = log_rotate(lg, now)))
+        if ((err = sfl_rotate(lg, now)))
             return err;
         return 1;
     }
@@ -248,7 +248,7 @@ static void durable_samples(struct sf_log *lg, uint64_t now)
 {
     if (lg->cfg.clock) {
         for (uint32_t i = 0; i < lg->dur_n; i++)
-            hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
+            sfl_hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
     }
     lg->dur_n = 0;
 }
@@ -257,8 +257,8 @@ static int do_checkpoint(struct sf_log *lg)
 {
     int err = sf_stream_checkpoint(&lg->st[lg->cur]);   /* waits for every request */
     if (err)
-        return log_fail(lg, err);
-    if ((err = log_reap(lg, 0)) < 0)
+        return sfl_fail(lg, err);
+    if ((err = sfl_reap(lg, 0)) < 0)
         return err;
     uint64_t now = log_now(lg);
     lg->stats.bytes_durable = lg->durable_base + sf_stream_stats(&lg->st[lg->cur])->bytes_durable;
@@ -274,7 +274,7 @@ static int raw_checkpoint(struct sf_log *lg, uint64_t now)
     int err;
     while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
            lg->v->bd->sector_size) {
-        if ((err = log_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
+        if ((err = sfl_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
             return err;
     }
     return do_checkpoint(lg);
@@ -283,7 +283,7 @@ static int raw_checkpoint(struct sf_log *lg, uint64_t now)
 static void cut_start(struct sf_log *lg, enum log_cut kind)
 {
     uint32_t next;
-    ring_close_current(lg, &next);   /* ring full: the cut covers the closed blocks only */
+    sfl_ring_close_current(lg, &next);   /* ring full: the cut covers the closed blocks only */
     lg->cut = next;
     lg->cut_kind = (uint8_t)kind;
 }
@@ -308,11 +308,11 @@ static int cut_finish(struct sf_log *lg, uint64_t now)
         break;
     case CUT_ROTATE:
         lg->rotate_req = 0;
-        err = log_rotate(lg, now);
+        err = sfl_rotate(lg, now);
         lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;
         break;
     case CUT_FR_END:
-        err = log_end_file(lg);
+        err = sfl_end_file(lg);
         lg->fr_writing = 0;
         break;
     default:
@@ -326,37 +326,37 @@ static int insert_drops(struct sf_log *lg)
 {
     uint32_t count;
     uint64_t first, last;
-    if (!ring_drops_take(lg, &count, &first, &last))
+    if (!sfl_ring_drops_take(lg, &count, &first, &last))
         return 0;
     uint8_t body[24];
     st_le64(body, count);
     st_le64(body + 8, first);
     st_le64(body + 16, last);
-    int ok = log_put_own(lg, SF_REC_DROP, first, body, sizeof body) == 0;
-    ring_drops_done(lg, ok ? count : 0);
+    int ok = sfl_put_own(lg, SF_REC_DROP, first, body, sizeof body) == 0;
+    sfl_ring_drops_done(lg, ok ? count : 0);
     return ok;
 }
 
 /* Everything up to now goes to the current file: cut, then take and submit until the cut
  * is reached, waiting for the device when needed. For close and the end of a trigger file;
  * producers should be quiet (a producer that never commits is given up on). */
-int log_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
+int sfl_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
 {
     int err;
     uint32_t spins = 0, next;
     (void)wait;
     /* Cut: closing the current block needs the next one free; the device gives blocks back. */
     for (;;) {
-        if ((err = log_reap(lg, 0)) < 0)
+        if ((err = sfl_reap(lg, 0)) < 0)
             return err;
         insert_drops(lg);
-        ring_take(lg);
-        if ((err = log_submit_runs(lg, lg->taken, 1)) < 0)
+        sfl_ring_take(lg);
+        if ((err = sfl_submit_runs(lg, lg->taken, 1)) < 0)
             return err;
-        if (ring_close_current(lg, &next) >= 0)
+        if (sfl_ring_close_current(lg, &next) >= 0)
             break;
         if (lg->req_count) {
-            if ((err = log_reap(lg, 1)) < 0)
+            if ((err = sfl_reap(lg, 1)) < 0)
                 return err;
         } else if (++spins > CLOSE_SPINS) {
             break;                             /* cannot happen: nothing else holds blocks */
@@ -367,19 +367,19 @@ int log_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
     /* Every block before the cut: taken (once its producers committed) and submitted. */
     spins = 0;
     while (lg->sub != lg->cut) {
-        int k = ring_take(lg);
-        if ((err = log_submit_runs(lg, cut_limit(lg), 1)) < 0)
+        int k = sfl_ring_take(lg);
+        if ((err = sfl_submit_runs(lg, cut_limit(lg), 1)) < 0)
             return err;
         if (k || err)
             continue;
         if (lg->req_count) {
-            if ((err = log_reap(lg, 1)) < 0)
+            if ((err = sfl_reap(lg, 1)) < 0)
                 return err;
         } else if (++spins > CLOSE_SPINS) {
             lg->cut = lg->sub;                 /* a producer never committed: stop here */
         }
     }
-    return log_drain(lg);
+    return sfl_drain(lg);
 }
 
 /* ---- service ---- */
@@ -387,12 +387,12 @@ int log_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
 static int framed_service(struct sf_log *lg, uint64_t now)
 {
     int did = 0, err;
-    if ((err = log_reap(lg, 0)) < 0)
+    if ((err = sfl_reap(lg, 0)) < 0)
         return err;
     did += err;
-    did += ring_take(lg);
+    did += sfl_ring_take(lg);
     did += insert_drops(lg);
-    if (lg->fr && (err = fr_service(lg, now)) < 0)
+    if (lg->fr && (err = sfl_fr_service(lg, now)) < 0)
         return err;
     if (!lg->cur_open)
         return did;                            /* flight recorder between triggers */
@@ -406,15 +406,15 @@ static int framed_service(struct sf_log *lg, uint64_t now)
                    (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns)) {
             cut_start(lg, CUT_ROTATE);
         } else if (ckpt_due) {
-            if (lg->stats.bytes_written == lg->ckpt_bytes_at && lg->taken == lg->sub && !ring_used_bytes(lg) && !lg->req_count)
+            if (lg->stats.bytes_written == lg->ckpt_bytes_at && lg->taken == lg->sub && !sfl_ring_used_bytes(lg) && !lg->req_count)
                 lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;   /* nothing new */
             else
                 cut_start(lg, CUT_CKPT);
         }
         if (lg->cut_kind)
-            did += ring_take(lg);
+            did += sfl_ring_take(lg);
     }
-    if ((err = log_submit_runs(lg, cut_limit(lg), lg->cut_kind != CUT_NONE)) < 0)
+    if ((err = sfl_submit_runs(lg, cut_limit(lg), lg->cut_kind != CUT_NONE)) < 0)
         return err;
     did += err;
     if (lg->cut_kind && lg->sub == lg->cut) {
@@ -431,7 +431,7 @@ int sf_log_service(struct sf_log *lg)
         return lg->stats.last_error;
     uint64_t now = log_now(lg);
     int r = lg->flags & SF_LOG_RAW ? raw_service(lg, now) : framed_service(lg, now);
-    uint64_t used = ring_used_bytes(lg);
+    uint64_t used = sfl_ring_used_bytes(lg);
     if (used > lg->stats.ring_high_water)
         lg->stats.ring_high_water = used;
     return r;
@@ -561,13 +561,13 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     atomic_init(&lg->rel, 0);
     atomic_init(&lg->drops, 0);
     atomic_init(&lg->drop_lock, 0);
-    if ((err = log_first_index(lg, &lg->file_index)))
+    if ((err = sfl_first_index(lg, &lg->file_index)))
         return err;
     lg->oldest_index = lg->file_index + 1;
     uint64_t now = log_now(lg);
-    err = lg->fr ? log_prepare_next(lg) : log_start_file(lg, now);
+    err = lg->fr ? sfl_prepare_next(lg) : sfl_start_file(lg, now);
     if (err) {
-        log_discard_next(lg);
+        sfl_discard_next(lg);
         if (lg->cur_open) {
             sf_stream_close(&lg->st[lg->cur]);
             lg->cur_open = 0;
@@ -586,7 +586,7 @@ int sf_log_close(struct sf_log *lg)
         if (lg->flags & SF_LOG_RAW) {
             err = raw_submit(lg, 1);
             if (err >= 0)
-                err = log_drain(lg);
+                err = sfl_drain(lg);
             if (err >= 0) {
                 /* The last partial sector: through the stream's own buffer. */
                 uint32_t ring = lg->nblk << lg->bshift;
@@ -595,7 +595,7 @@ int sf_log_close(struct sf_log *lg)
                 uint32_t at = lg->sub >= ring ? lg->sub - ring : lg->sub;
                 if (left) {
                     sf_ssize_t w = sf_stream_write(&lg->st[lg->cur], lg->ring + at, left);
-                    err = w < 0 ? log_fail(lg, (int)w) : 0;
+                    err = w < 0 ? sfl_fail(lg, (int)w) : 0;
                     lg->stats.bytes_in += left;
                     lg->stats.bytes_written += left;
                     lg->file_bytes += left;
@@ -605,23 +605,23 @@ int sf_log_close(struct sf_log *lg)
         } else {
             /* Again while drops were counted meanwhile, so the file accounts for them. */
             for (int i = 0; i < 4 && !err; i++) {
-                err = log_flush_to_cut(lg, CUT_CLOSE, 1);
+                err = sfl_flush_to_cut(lg, CUT_CLOSE, 1);
                 lg->cut_kind = CUT_NONE;
                 if (atomic_load_explicit(&lg->drops, memory_order_relaxed) == lg->drops_seen)
                     break;
             }
         }
-        e = log_end_file(lg);
+        e = sfl_end_file(lg);
         if (!err)
             err = e;
     } else if (lg->cur_open) {
-        log_drain(lg);
+        sfl_drain(lg);
         sf_stream_close(&lg->st[lg->cur]);
         lg->cur_open = 0;
     }
     if (lg->fr && !lg->fr_writing)
-        fr_release_all(lg);
-    e = log_discard_next(lg);
+        sfl_fr_release_all(lg);
+    e = sfl_discard_next(lg);
     if (!err)
         err = e;
     return err;
@@ -634,7 +634,7 @@ void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st)
     *st = lg->stats;
     uint32_t pending = atomic_load_explicit(&lg->drops, memory_order_relaxed) - lg->drops_seen;
     st->records_dropped = lg->drops_total + pending;
-    st->ring_used = ring_used_bytes(lg);
+    st->ring_used = sfl_ring_used_bytes(lg);
     if (st->ring_used > st->ring_high_water)
         st->ring_high_water = st->ring_used;
     if (lg->flags & SF_LOG_RAW) {

@@ -293,7 +293,7 @@ static void test_overflow(void)
 #define PRODUCERS 4
 static _Atomic int producers_done;
 static uint64_t accepted[PRODUCERS], refused_by[PRODUCERS];
-static const uint64_t PER_PRODUCER = 400000;
+static uint64_t PER_PRODUCER;
 
 static void *producer(void *arg)
 {
@@ -335,10 +335,15 @@ static void *writer(void *arg)
     return NULL;
 }
 
-static void test_threads(void)
+/* ring: a small one (producers outrun the writer: drops, each accounted for) or one that
+ * holds everything (no drop may happen). */
+static void run_threads(size_t ring_bytes, uint64_t per_producer)
 {
+    PER_PRODUCER = per_producer;
+    memset(accepted, 0, sizeof accepted);
+    memset(refused_by, 0, sizeof refused_by);
     format(512 << 20, 32768);
-    struct sf_log_cfg c = base_cfg(2 << 20, 65536);
+    struct sf_log_cfg c = base_cfg(ring_bytes, 65536);
     c.clock = real_clock;
     REQUIRE(sf_log_open(&lg, &c) == 0);
     pthread_t p[PRODUCERS], w;
@@ -377,10 +382,18 @@ static void test_threads(void)
     }
     CHECK_EQ(drops, refused);
     CHECK_EQ(st.records_dropped, refused);
+    if (ring_bytes >= PRODUCERS * per_producer * 64)
+        CHECK_EQ(refused, 0);
     printf("threads: %d x %llu appends, %llu refused, high water %llu of %llu bytes\n",
            PRODUCERS, (unsigned long long)PER_PRODUCER, (unsigned long long)refused,
            (unsigned long long)st.ring_high_water, (unsigned long long)st.ring_size);
     CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+static void test_threads(void)
+{
+    run_threads(2 << 20, 400000);
+    run_threads(64 << 20, 200000);
 }
 
 /* Rotation by size and on demand; numbering continues after the highest existing file. */
