@@ -699,10 +699,17 @@ static void *gen_raw_main(void *arg)
             done = 1;
             break;
         }
-        /* the pattern: byte i of the stream is byte (i mod 8) of the u64 word i / 8 */
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t pos = total + i;
-            buf[i] = (uint8_t)((pos >> 3) >> (8 * (pos & 7)));
+        /* the pattern: byte i of the stream is byte (i mod 8) of the u64 word i / 8; total
+         * is a multiple of 8 here except at the very end of an odd --max-bytes */
+        for (uint64_t i = 0; i < n; i += 8) {
+            uint64_t pos = total + i, word = pos >> 3;
+            if (i + 8 <= n && (pos & 7) == 0) {
+                for (unsigned b = 0; b < 8; b++)
+                    buf[i + b] = (uint8_t)(word >> (8 * b));
+            } else {
+                for (uint64_t k = i; k < n && k < i + 8; k++)
+                    buf[k] = (uint8_t)(((total + k) >> 3) >> (8 * ((total + k) & 7)));
+            }
         }
         wait_for_room(s, &wt, n);
         got = sf_log_write_raw(s->lg, buf, (size_t)n);
