@@ -416,7 +416,10 @@ static void report(const struct log_args *a, struct writer *w, const struct src_
 
     if (a->json) {
         fputc('{', out);
-        json_kv_u64(out, &first, "records_in", st->records_in);
+        /* records_in: what the producers got in; the writer's own DROP and ANNOTATION
+         * records are records_own (records_written counts both) */
+        json_kv_u64(out, &first, "records_in", st->records_in - st->records_own);
+        json_kv_u64(out, &first, "records_own", st->records_own);
         json_kv_u64(out, &first, "records_written", st->records_written);
         json_kv_u64(out, &first, "records_dropped", st->records_dropped);
         json_kv_u64(out, &first, "bytes_in", st->bytes_in);
@@ -455,7 +458,8 @@ static void report(const struct log_args *a, struct writer *w, const struct src_
         return;
     fprintf(stderr, "%s: %" PRIu64 " %s in, %" PRIu64 " written, %" PRIu64
             " dropped; %.1f MB written in %.2f s (%.1f MB/s); %" PRIu64 " file%s",
-            a->target, st->records_in, a->so.raw ? "bytes" : "records", st->records_written,
+            a->target, a->so.raw ? st->bytes_in : st->records_in - st->records_own,
+            a->so.raw ? "bytes" : "records", st->records_written,
             st->records_dropped, (double)st->bytes_written / 1e6, secs,
             secs > 0 ? (double)st->bytes_written / 1e6 / secs : 0.0, st->files,
             st->files == 1 ? "" : "s");

@@ -38,7 +38,7 @@ rc=0
 log_json "$WORK/a.json" --source gen:can --max-records $GEN --ring 16K --chunk 4K --qd 1 "$IMG" || rc=$?
 cat "$WORK/a.json" >&2
 ((rc == 3)) || fail "exit status $rc, expected 3 (records dropped)"
-jcheck "$WORK/a.json" 'j["records_written"] == j["records_in"] and j["exit_status"] == 3'
+jcheck "$WORK/a.json" 'j["records_written"] == j["records_in"] + j["records_own"] and j["exit_status"] == 3'
 run_fsck_exfat "$IMG"
 decode "$IMG" --gen 1 --clean --allow-drops --generated $GEN
 cat "$WORK/dec.json" >&2
