@@ -118,11 +118,13 @@ decode "$IMG" --clean
 jcheck "$WORK/dec.json" 'j["samples"] == 2000'
 run_fsck_exfat "$IMG"
 
+# Like cyclictest, periods missed while the probe was not running are skipped: a loaded
+# 2-core machine gets fewer than 1000 samples.
 log "latency:1ms for 1 s, with a latency trigger rule"
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
 log_json "$WORK/lat.json" --source latency:1ms --duration 1 "$IMG" || fail "latency run failed"
 cat "$WORK/lat.json" >&2
-jcheck "$WORK/lat.json" '900 <= j["latency_samples"] <= 1001 and j["records_in"] == j["latency_samples"] and j["latency_max_ns"] > 0'
+jcheck "$WORK/lat.json" '400 <= j["latency_samples"] <= 1001 and j["records_in"] == j["latency_samples"] and j["latency_max_ns"] > 0'
 decode "$IMG" --clean
 jcheck "$WORK/dec.json" "j['latency'] == $(jget "$WORK/lat.json" records_in)"
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
