@@ -260,6 +260,7 @@ static void test_overflow(void)
     CHECK(refused > 0);
     CHECK_EQ(st.records_dropped, refused);
     CHECK_EQ(st.records_in - st.records_own + refused, k);
+    CHECK_EQ(st.records_written, st.records_in);
     nrecs = 0;
     decode_file("LOG00001.SFL");
     /* Walk: each gap in k is exactly the DROP record written where the gap starts. */
