@@ -95,8 +95,11 @@ uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n);
 /* Write one record at dst (sf_rec_size(len) bytes, zero padding included). */
 void sf_rec_put(uint8_t *dst, uint8_t type, uint8_t channel, uint32_t flags, uint64_t ts,
                 const void *body, uint16_t len);
-/* Write a CAN record: len 0..8 (0..64 with SF_CAN_FD). Returns the bytes used, or 0 if the
- * length is not valid for the flags. */
+/* May this frame be written? (docs/FORMAT.md: flags, id range, and lengths 0..8, or a CAN FD
+ * length 0..8, 12, 16, 20, 24, 32, 48, 64.) */
+int sf_rec_can_valid(uint32_t id, uint32_t flags, uint8_t len);
+/* Write a CAN record (data NULL: zeros, for remote frames). Returns the bytes used, or 0 when
+ * sf_rec_can_valid refuses the frame. */
 uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
                         uint32_t flags, const uint8_t *data, uint8_t len);
 /* Decode a CAN record's body; SF_ECORRUPT when it is malformed. */

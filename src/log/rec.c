@@ -84,12 +84,20 @@ static int can_valid(uint32_t id, uint32_t flags, uint32_t len)
     return 1;
 }
 
+int sf_rec_can_valid(uint32_t id, uint32_t flags, uint8_t len)
+{
+    if ((flags & SF_CAN_FD) && len > 8 && len != 12 && len != 16 && len != 20 &&
+        len != 24 && len != 32 && len != 48 && len != 64)
+        return 0;                      /* not a length a CAN FD DLC can say */
+    return can_valid(id, flags, len);
+}
+
 uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
                         uint32_t flags, const uint8_t *data, uint8_t len)
 {
     uint32_t padded;
 
-    if (!can_valid(id, flags, len))
+    if (!sf_rec_can_valid(id, flags, len))
         return 0;
     padded = (SF_CAN_BODY + len + 7u) & ~7u;
     dst[RH_TYPE] = SF_REC_CAN;

@@ -170,33 +170,20 @@ int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fla
     return 0;
 }
 
-static int can_len_ok(uint32_t flags, uint8_t len)
-{
-    if (!(flags & SF_CAN_FD))
-        return len <= 8;
-    return len <= 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 ||
-           len == 48 || len == 64;
-}
-
 int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
                       uint32_t flags, const uint8_t *data, uint8_t len)
 {
     uint64_t t0 = lg->flags & SF_LOG_MEASURE ? log_now(lg) : 0;
     uint32_t size = sf_rec_size(SF_CAN_BODY + len), blk;
     uint8_t *p;
-    if (lg->flags & SF_LOG_RAW || !can_len_ok(flags, len) || (len && !data))
-        return SF_EINVAL;
+    if (lg->flags & SF_LOG_RAW || !sf_rec_can_valid(id, flags, len) ||
+        (len && !data && !(flags & SF_CAN_RTR)))
+        return SF_EINVAL;           /* refused before reserving: nothing vanishes unseen */
     if (sfl_ring_reserve(lg, size, &p, &blk)) {
         sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
-    if (sf_rec_put_can(p, channel, ts, id, flags, data, len) != size) {
-        /* The codec refused what we checked: keep the block well-formed with a record of
-         * no known type, which readers skip. */
-        memset(p, 0, size);
-        st_le16(p + 2, (uint16_t)(size - SF_REC_HDR));
-        st_le64(p + 8, ts);
-    }
+    sf_rec_put_can(p, channel, ts, id, flags, data, len);   /* checked above: cannot refuse */
     sfl_ring_commit(lg, blk, size);
     if (lg->flags & SF_LOG_MEASURE)
         measure_end(lg, t0);
