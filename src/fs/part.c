@@ -83,9 +83,9 @@ int sf_boot_sector_kind(const uint8_t *sec, uint32_t len)
     uint64_t clusters = (tot - meta) / spc;
     if (clusters < 4085)
         return SF_FS_FAT12;
-    if (clusters < 65525)
-        return SF_FS_FAT16;
-    return 0;                         /* FAT32 cluster count in a FAT12/16 BPB */
+    /* A 16-bit FAT size means FAT12/16 whatever the count (as Linux decides): a count past
+     * FAT16's range is mounted as FAT16 with a warning. */
+    return SF_FS_FAT16;
 }
 
 /* ---- reading ---- */

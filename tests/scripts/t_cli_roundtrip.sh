@@ -23,7 +23,7 @@ roundtrip() {
     local mk=("$@") out=$WORK/out
     log "mkfs ${mk[*]}"
     rm -f "$img"
-    sf_ok mkfs -s 96M -L "$lbl" "${mk[@]}" "$img" >"$out"
+    sf_ok mkfs -t exfat -s 96M -L "$lbl" "${mk[@]}" "$img" >"$out"
     grep -q "exFAT" "$out" || fail "mkfs summary does not name exFAT"
     grep -q "$lbl" "$out" || fail "mkfs summary does not show the label"
 

@@ -109,7 +109,7 @@ runtime_err "$WORK" info "$WORK"                  # a directory
 
 # ---- read commands never change the target ----
 img=$WORK/ro.img
-sf_ok mkfs -q -s 32M -L RO "$img"
+sf_ok mkfs -q -t exfat -s 32M -L RO "$img"
 sf_ok mkdir "$img" d
 sf_ok put "$img" "$WORK/hello.txt" d/hello.txt
 touch -d '2001-02-03 04:05:06' "$img"
