@@ -3,8 +3,9 @@
  * Sizes: the clusters allocated cover exactly ceil(size / cluster size) clusters. exFAT's
  * ValidDataLength says how much of that was written: reads past it return zeros without
  * touching the medium, and a write that starts past it first writes zeros over the gap,
- * because it is a single watermark. FAT has no such field: its valid length is always the
- * size, and growing a file by truncate writes the zeros at once. FAT files stop at 4 GiB - 1.
+ * because it is a single watermark. FAT has no such field. Files this library grows (by
+ * writing or by truncate) always have ValidDataLength = size: the zeros are written, so
+ * readers that ignore the field see no stale data. FAT files stop at 4 GiB - 1.
  *
  * Write order (docs/DESIGN.md): clusters are marked allocated when a write needs them, the
  * data is written, and the directory entry (size, first cluster, NoFatChain) is rewritten
@@ -393,12 +394,13 @@ int sf_truncate(struct sf_file *f, uint64_t size)
             return SF_EFBIG;
         if ((err = file_reserve(f, size)))
             return err;        /* an incomplete reservation is freed by close */
-        if (!vol_is_exfat(v)) {
-            /* FAT cannot say "not written yet": the new bytes must be zeros on disk. */
-            if ((err = write_at(f, f->valid_length, NULL, size - f->valid_length)))
-                return f->failed = err;
-            f->valid_length = size;
-        }
+        /* FAT cannot say "not written yet", and on exFAT readers that ignore
+         * ValidDataLength (exfat-fuse, sleuthkit) or take the size from it (older Linux)
+         * would show stale clusters or a short file: the new bytes become zeros on disk and
+         * ValidDataLength follows the size. */
+        if ((err = write_at(f, f->valid_length, NULL, size - f->valid_length)))
+            return f->failed = err;
+        f->valid_length = size;
         f->size = f->data_length = size;
         f->meta_dirty = 1;
         return 0;
