@@ -52,6 +52,10 @@ static const char help[] =
 "  -o, --image IMAGE  the image file to create instead of ./demo.img\n"
 "  -h, --help         show this help\n"
 "\n"
+"EXAMPLES\n"
+"  streamfat demo\n"
+"  streamfat demo -o /tmp/demo.img && fsck.exfat -n /tmp/demo.img\n"
+"\n"
 "EXIT STATUS\n"
 "  0 everything went as designed, 1 something did not (the message says what), 2 wrong\n"
 "  usage.\n";
