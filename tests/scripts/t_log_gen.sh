@@ -19,8 +19,9 @@ log_json "$WORK/a.json" --source gen:can,rate=1000000 --duration 10 --split-size
 cat "$WORK/a.json" >&2
 ((rc == 0)) || fail "log exited $rc (3 = drops)"
 jcheck "$WORK/a.json" 'j["records_dropped"] == 0 and j["records_in"] == j["records_written"]'
-# the paced producer may fall a little behind on a loaded machine (never drops for it)
-jcheck "$WORK/a.json" 'j["records_in"] >= 9500000 and j["records_in"] <= 10000001'
+# the paced producer may fall a little behind on a loaded machine (it never drops for
+# that), and runs on for the few ms the stop takes
+jcheck "$WORK/a.json" 'j["records_in"] >= 9500000 and j["records_in"] <= 10100000'
 jcheck "$WORK/a.json" 'j["files"] >= 5 and j["bytes_written"] >= j["records_in"] * 32'
 jcheck "$WORK/a.json" 'j["seconds"] >= 10 and j["seconds"] < 20'
 N=$(jget "$WORK/a.json" records_in)
