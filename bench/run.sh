@@ -74,10 +74,11 @@ stream_run() {   # IMG SIZE BS QD -> MiB/s
 }
 put_run() {   # IMG SIZE BS QD -> MiB/s (from put -v, data from a pipe)
     local err=$TMP/put.err
-    "$SF" rm "$1" put.bin bench.bin >/dev/null 2>&1 || true     # room for SIZE more
+    "$SF" rm "$1" put.bin >/dev/null 2>&1 || true        # room for SIZE more
+    "$SF" rm "$1" bench.bin >/dev/null 2>&1 || true
     head -c "$(bytes "$2")" /dev/zero | "$SF" put -v --bs "$3" --qd "$4" "$1" - put.bin 2>"$err"
     sed -n 's/.*(\([0-9.]*\) MiB\/s).*/\1/p' "$err"
-    "$SF" rm "$1" put.bin >/dev/null 2>&1
+    "$SF" rm "$1" put.bin >/dev/null 2>&1 || true
 }
 
 if [[ $SKIP != *" throughput "* ]]; then
