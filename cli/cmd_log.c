@@ -676,6 +676,9 @@ int cmd_log(int argc, char **argv)
     rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
+    /* Before anything slow (mkfs, mount, ring): a SIGINT or SIGUSR1 that arrives early is
+     * noted and acted on once the log runs, never the default action that kills us. */
+    catch_signals();
     block = a.chunk ? a.chunk : SF_BLOCK_DEFAULT;
     a.so.max_body = (uint32_t)block - SF_BLOCK_HDR - SF_REC_HDR;
     if (a.so.max_body > 65535)
@@ -779,7 +782,6 @@ int cmd_log(int argc, char **argv)
     w.src = src;
     pthread_mutex_init(&w.lock, NULL);
     snapshot(&w);
-    catch_signals();
     block_signals(&oldmask);
     err = pthread_create(&w.th, NULL, writer_main, &w);
     if (!err) {

@@ -30,8 +30,8 @@
  * file and switches to the other; at close the prepared, empty file is removed.
  *
  * Timestamps: the caller's (record ts) and cfg.clock (checkpoints, rotation by time, the
- * post-trigger window, latencies) must be the same clock for append-to-durable latency and
- * the flight-recorder windows to mean anything. Without cfg.clock there are no time-based
+ * post-trigger window, latencies) must be the same clock for the flight-recorder windows to
+ * mean anything. Without cfg.clock there are no time-based
  * checkpoints or rotations, and the flight recorder cannot be used. */
 #ifndef STREAMFAT_LOG_H
 #define STREAMFAT_LOG_H
@@ -187,7 +187,8 @@ int sf_log_close(struct sf_log *lg);
 
 void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st);
 /* Latency histograms: append (only with SF_LOG_MEASURE), device write (submit to
- * completion), and append-to-durable (record timestamp to the checkpoint covering it). */
+ * completion), and append-to-durable (from when the writer took the data from the ring to
+ * the checkpoint covering it; record timestamps may come from another clock). */
 void sf_log_get_hist(const struct sf_log *lg, struct sf_hist *append, struct sf_hist *device,
                      struct sf_hist *durable);
 

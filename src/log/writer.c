@@ -97,8 +97,11 @@ int sfl_reap(struct sf_log *lg, int wait)
             } else {
                 sfl_ring_release(lg, r->amount);
             }
+            /* Append-to-durable is measured from when the writer took the data (its
+             * submission): record timestamps may come from elsewhere (replayed files,
+             * hardware clocks) and raw data has none. */
             if (lg->dur_n < sizeof lg->dur_ts / sizeof lg->dur_ts[0])
-                lg->dur_ts[lg->dur_n++] = r->first_ts;
+                lg->dur_ts[lg->dur_n++] = r->t_submit;
         }
         lg->req_head = (lg->req_head + 1) % SF_STREAM_MAX_QD;
         lg->req_count--;
@@ -584,7 +587,19 @@ int sf_log_close(struct sf_log *lg)
     lg->closing = 1;
     if (!err && lg->cur_open) {
         if (lg->flags & SF_LOG_RAW) {
-            err = raw_submit(lg, 1);
+            /* Every whole sector in the ring goes out through the normal path (so size
+             * limits and rotation hold), as many requests as it takes. */
+            uint32_t ss = lg->v->bd->sector_size;
+            for (;;) {
+                err = raw_submit(lg, 1);
+                if (err < 0)
+                    break;
+                uint32_t h = atomic_load_explicit(&lg->tail, memory_order_acquire);
+                if (ctr_dist(lg, h, lg->sub) < ss)
+                    break;
+                if ((err = sfl_reap(lg, 1)) < 0)
+                    break;
+            }
             if (err >= 0)
                 err = sfl_drain(lg);
             if (err >= 0) {
