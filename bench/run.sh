@@ -16,7 +16,7 @@
 #
 # Environment: SF_BUILD (default build/), BENCH_TMP (where images go; default /tmp, the
 # repository's disk here), BENCH_SIZE (default 4G), BENCH_IMG (image size, default 8G),
-# BENCH_ROUNDS (default 3),
+# BENCH_ROUNDS (default 3), BENCH_FS (default "exfat fat32": the volumes of section 1),
 # BENCH_SKIP="peers trace cpu mount throughput" to leave sections out. Needs root for the
 # loop device (exfat-fuse peer); about 15-20 minutes on a 250 MB/s disk.
 set -euo pipefail
@@ -92,7 +92,7 @@ if [[ $SKIP != *" throughput "* ]]; then
     md ""
     md "| volume | request | fio raw MiB/s (median, spread) | stream MiB/s (median, spread) | ratio | put from a pipe MiB/s |"
     md "|---|---|---|---|---|---|"
-    for fs in exfat fat32; do
+    for fs in ${BENCH_FS:-exfat fat32}; do
         "$SF" mkfs -q -t "$fs" "$vol"
         size=$SIZE
         # FAT32 files end at 4 GiB - 1: write 4 GiB - 1 MiB there (both sides).
@@ -117,7 +117,7 @@ fi
 
 # ---- 2. peers -----------------------------------------------------------------------------
 if [[ $SKIP != *" peers "* ]]; then
-    md "## Peers: a 1 GiB file (in the page cache) onto a 2 GiB volume, wall time incl. sync"
+    md "## Peers: a 1 GiB file (in the page cache) onto a 3 GiB volume, wall time incl. sync"
     md ""
     md "| volume | tool | MiB/s |"
     md "|---|---|---|"
@@ -125,7 +125,7 @@ if [[ $SKIP != *" peers "* ]]; then
     cat "$TMP/src1g" >/dev/null
     img=$TMP/peer.img
     timeit() { local t0 t1; t0=$(now_ns); "$@"; sync; t1=$(now_ns); awk -v t="$((t1 - t0))" 'BEGIN { printf "%.1f\n", 1024 / (t / 1e9) }'; }
-    rm -f "$img"; dd if=/dev/zero of="$img" bs=4M count=512 oflag=direct status=none
+    rm -f "$img"; dd if=/dev/zero of="$img" bs=4M count=768 oflag=direct status=none
     mkfs.fat -F 32 "$img" >/dev/null
     r=$(timeit mcopy -i "$img" "$TMP/src1g" ::/a.bin); csv "peers,fat32,mcopy,1,$r,MiB/s"; md "| FAT32 (mkfs.fat) | mcopy | $r |"
     r=$(timeit "$SF" put "$img" "$TMP/src1g" b.bin); csv "peers,fat32,put,1,$r,MiB/s"; md "| FAT32 (mkfs.fat) | streamfat put | $r |"
