@@ -162,6 +162,21 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
             goto fail;
     }
     relax_dio_align(&t->fbd);
+    if (t->fbd.direct && t->fbd.bd.mem_align > t->fbd.bd.sector_size) {
+        /* tmpfs and older kernels do not say what O_DIRECT needs: the metadata cache's
+         * sector slots cannot promise more than sector alignment, so go buffered. */
+        uint32_t fs_ss = t->fbd.bd.sector_size;
+        sf_filebd_close(&t->fbd);
+        t->opened = 0;
+        fprintf(stderr, "streamfat %s: note: %s: O_DIRECT buffer alignment unknown here; "
+                "using buffered I/O\n", cli_cmd, path);
+        if (target_open_dev(&t->fbd, path, (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0,
+                            0, 0))
+            return CLI_ERR;
+        t->opened = 1;
+        if (t->fbd.bd.sector_size != fs_ss && set_sector_size(t, path, flags, fs_ss))
+            goto fail;
+    }
     if (flags & TARGET_ASYNC) {
         /* After the sector size is settled: the aio device copies the geometry. */
         err = sf_aiobd_init(&t->aio, &t->fbd, queue_depth ? queue_depth : 4,
