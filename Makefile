@@ -5,6 +5,7 @@
 #   make check      install missing tools (scripts/deps.sh), build build-asan/, run ctest
 #                   there (unit tests, script tests, ARM core build); CTEST_ARGS=... passes
 #                   options to ctest, e.g. CTEST_ARGS='-R unit_' or CTEST_ARGS='-L script'
+#   make check-long  the same with SF_LONG=1: the heavy cases as well
 #   make arm        build-arm/libstreamfat-core.a for Cortex-M4 and its size
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
 #                   fsck.exfat -n on the image it made
@@ -22,7 +23,7 @@ CMAKE      ?= cmake
 CTEST      ?= ctest
 CTEST_ARGS ?=
 
-.PHONY: all build asan check deps arm demo install bench clean
+.PHONY: all build asan check check-long deps arm demo install bench clean
 
 all: build
 
@@ -44,6 +45,12 @@ deps:
 check: deps
 	$(MAKE) asan
 	$(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure $(CTEST_ARGS)
+
+# The heavy cases too (300 MB puts with every option, a 4 GiB - 1 file on FAT32, ...):
+# the tests read SF_LONG=1. Longer than make check's 45-minute budget allows.
+check-long: deps
+	$(MAKE) asan
+	SF_LONG=1 $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure $(CTEST_ARGS)
 
 $(ARM_BUILD)/CMakeCache.txt:
 	$(CMAKE) -S . -B $(ARM_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/arm-none-eabi.cmake

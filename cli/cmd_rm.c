@@ -180,8 +180,10 @@ int cmd_rm(int argc, char **argv)
         return cli_usage("missing PATH");
     if (target_open(&t, argv[optind], 0, partition))
         return CLI_ERR;
-    for (i = optind + 1; i < argc && rc == 0; i++)
-        rc = remove_one(&t, argv[i], recursive);
+    /* Like rm(1): a path that cannot be removed is reported and the others still go. */
+    for (i = optind + 1; i < argc; i++)
+        if (remove_one(&t, argv[i], recursive))
+            rc = CLI_ERR;
     if (target_close(&t))
         rc = CLI_ERR;
     return rc;

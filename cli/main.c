@@ -27,7 +27,7 @@ static const char main_help[] =
 "  Read commands (info, ls, cat, get) open the target read-only and never change it.\n"
 "\n"
 "COMMANDS\n"
-"  mkfs    create a file system (exFAT)\n"
+"  mkfs    create a file system (exFAT, FAT32, FAT16)\n"
 "  info    show what is on a volume\n"
 "  ls      list a directory\n"
 "  cat     write a file to standard output\n"

@@ -190,7 +190,8 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
 
     t->cache = target_alloc(target_bd(t), cache_bytes);
     t->upcase = malloc(SF_UPCASE_BUF_SIZE);
-    if (!t->upcase) {
+    t->fat_cache = calloc(1, 64u << 10);
+    if (!t->upcase || !t->fat_cache) {
         cli_err("out of memory");
         goto fail;
     }
@@ -199,6 +200,8 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
     cfg.buf = t->cache;
     cfg.buf_size = cache_bytes;
     cfg.upcase_buf = t->upcase;
+    cfg.fat_cache = t->fat_cache;
+    cfg.fat_cache_size = 64u << 10;
     cfg.clock = cli_clock;
     cfg.utc_offset_min = cli_utc_offset();
     cfg.flags = (flags & TARGET_RDONLY) ? SF_VOL_RDONLY : 0;
@@ -250,7 +253,9 @@ int target_close(struct target *t)
     }
     free(t->cache);
     free(t->upcase);
+    free(t->fat_cache);
     t->cache = NULL;
     t->upcase = NULL;
+    t->fat_cache = NULL;
     return rc;
 }

@@ -21,6 +21,7 @@ struct target {
     struct sf_vol vol;
     void *cache;
     uint16_t *upcase;
+    void *fat_cache;         /* FAT free-space summary (64 KiB: a 2 TiB FAT32 volume) */
     int opened, mounted, async;
 };
 

@@ -59,7 +59,9 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
     struct sf_vol *v = s->v;
     uint64_t step = s->cfg.prealloc_step ? s->cfg.prealloc_step : DEFAULT_STEP;
     int err;
-    if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE)
+    /* `end` may be rounded up to a whole sector: the file itself stops at 4 GiB - 1, checked
+     * by the callers against the byte count; the allocation may cover the last sector. */
+    if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE + 1)
         return SF_EFBIG;
     while (s->alloc < end) {
         uint64_t want = end - s->alloc > step ? end - s->alloc : step;
@@ -173,6 +175,8 @@ sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
     if ((err = drain(s)))
         return err;
     uint64_t end = s->pos + n;
+    if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE)
+        return SF_EFBIG;
     if ((err = stream_reserve(s, (end + ss - 1) & ~(uint64_t)(ss - 1))))
         return err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
     uint64_t off = s->pos - s->tail_len;       /* sector-aligned start of pending data */
@@ -273,6 +277,8 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
         return SF_EINVAL;
     if (s->count == s->qd)
         return SF_EBUSY;
+    if (!vol_is_exfat(v) && s->pos + n > SF_FAT_MAX_FILE)
+        return SF_EFBIG;
     if ((err = stream_reserve(s, s->pos + n)))
         return err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
     struct sf_stream_req *r = &s->req[(s->head + s->count) % s->qd];
