@@ -185,6 +185,9 @@ struct sf_vol {
     uint8_t spc_shift;           /* log2 sectors per cluster */
     uint8_t dirty_set;           /* we set the volume-dirty flag on disk */
     uint8_t unflushed;           /* writes since the last device flush */
+    uint8_t *bulk;               /* while the stream layer allocates: a buffer of bulk_size
+                                    bytes (sectors, device-aligned) for multi-sector FAT writes */
+    uint32_t bulk_size;
     uint8_t upcase_builtin;      /* the volume's up-case table equals the built-in one */
     uint16_t vol_flags;          /* exFAT VolumeFlags as on disk */
     uint32_t fat_offset;         /* sectors from volume start */

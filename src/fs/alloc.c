@@ -226,7 +226,14 @@ int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32
             if (!ch->contiguous && (err = fat_write_run(v, start, got, SF_FAT_EOC)))
                 return err;
         } else if (start == *last + 1) {
-            if (!ch->contiguous) {
+            if (!ch->contiguous && v->bulk && !vol_is_exfat(v)) {
+                /* One multi-sector write per FAT copy: the link from the old last cluster
+                 * and the new run together. Torn, it can leave the link without all of the
+                 * run; the entry's size does not reach past the old clusters until the next
+                 * checkpoint, which comes after a flush, so a checker only cuts the chain. */
+                if ((err = fat_write_run(v, *last, got + 1, SF_FAT_EOC)))
+                    return err;
+            } else if (!ch->contiguous) {
                 if ((err = fat_write_run(v, start, got, SF_FAT_EOC)) ||
                     (err = fat_set(v, *last, start)))
                     return err;

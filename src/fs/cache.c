@@ -76,3 +76,10 @@ uint8_t *cache_scratch(struct sf_vol *v)
     v->cache[i].lba = UINT64_MAX;
     return slot_mem(v, i);
 }
+
+void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data)
+{
+    uint32_t i = (uint32_t)(lba % v->cache_n);
+    if (v->cache[i].lba == lba)
+        memcpy(slot_mem(v, i), data, vol_ss(v));
+}

@@ -151,8 +151,57 @@ int fat_table_set(struct sf_vol *v, uint32_t c, uint32_t next)
     return fat_write_entries(v, c, 1, next, 0);
 }
 
+/* A chain run through the volume's bulk buffer (lent by the stream layer): the FAT sectors
+ * it covers are built in memory (a partly covered first or last sector starts from its
+ * cached copy) and written with one request per FAT copy per buffer-full, instead of one
+ * request per sector. The cache keeps what it held, updated. */
+static int fat_run_bulk(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
+{
+    uint32_t ss = vol_ss(v), w = v->fat_bits / 8, per = ss / w;
+    uint32_t max_secs = v->bulk_size >> v->sector_shift;
+    uint32_t c = start, stop = start + n;
+    while (c < stop) {
+        uint64_t rel0 = entry_byte(v, c) >> v->sector_shift;
+        uint64_t rel_last = entry_byte(v, stop - 1) >> v->sector_shift;
+        uint32_t secs = (uint32_t)(rel_last - rel0 + 1 < max_secs ? rel_last - rel0 + 1 : max_secs);
+        for (uint32_t k = 0; k < secs; k++) {
+            uint8_t *b = v->bulk + ((size_t)k << v->sector_shift);
+            uint32_t first = (uint32_t)((rel0 + k) * per);   /* first entry of this sector */
+            if (first < c || first + per > stop) {
+                uint8_t *sec;                                /* partly covered: keep the rest */
+                int err = cache_get(v, v->fat_offset + rel0 + k, &sec);
+                if (err)
+                    return err;
+                memcpy(b, sec, ss);
+            }
+            for (uint32_t e = first < c ? c : first; e < stop && e < first + per; e++) {
+                uint32_t val = denormalise(v, e + 1 == stop ? end : e + 1);
+                uint8_t *p = b + (e - first) * w;
+                if (w == 4)
+                    st_le32(p, (ld_le32(p) & 0xF0000000u) | val);
+                else
+                    st_le16(p, (uint16_t)val);
+            }
+        }
+        for (uint32_t copy = 0; copy < v->num_fats; copy++) {
+            uint64_t lba = v->fat_offset + (uint64_t)copy * v->fat_length + rel0;
+            for (uint32_t k = 0; k < secs; k++)
+                cache_update(v, lba + k, v->bulk + ((size_t)k << v->sector_shift));
+            v->unflushed = 1;
+            int err = sf_bdev_write(v->bd, lba, v->bulk, secs);
+            if (err)
+                return err;
+        }
+        uint64_t next_first = (rel0 + secs) * per;
+        c = next_first < stop ? (uint32_t)next_first : stop;
+    }
+    return 0;
+}
+
 int fat_table_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
 {
+    if (v->bulk && v->fat_bits != 12 && n > 1)
+        return fat_run_bulk(v, start, n, end);
     return fat_write_entries(v, start, n, end, 1);
 }
 

@@ -34,6 +34,8 @@ int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec);
 int cache_put(struct sf_vol *v, uint64_t lba);
 /* Forget cached copies of sectors that are about to be written around the cache. */
 void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count);
+/* A sector about to be written around the cache with these contents: a cached copy follows. */
+void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
 /* A sector-sized scratch buffer (evicts one slot); valid until the next cache_* call. */
 uint8_t *cache_scratch(struct sf_vol *v);
 

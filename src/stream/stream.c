@@ -88,8 +88,17 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
             return SF_EINVAL;      /* more fragments ahead than tracked: not expected */
         struct sf_run runs[SF_STREAM_EXTENTS];
         uint32_t nruns = 0, have = have_c;
+        /* FAT: lend the work buffer past its first (tail) sector for the step's FAT sectors,
+         * so they go out as one request per FAT copy. */
+        uint32_t lend = (vol_ss(v) + v->bd->mem_align - 1) & ~(v->bd->mem_align ? v->bd->mem_align - 1 : 0);
+        if (!vol_is_exfat(v) && s->buf_size >= lend + vol_ss(v)) {
+            v->bulk = s->buf + lend;
+            v->bulk_size = (s->buf_size - lend) & ~(vol_ss(v) - 1);
+        }
         err = chain_grow_runs(v, &s->f.chain, have, &s->f.last_cluster, (uint32_t)n, runs,
                               SF_STREAM_EXTENTS - s->ext_n, &nruns);
+        v->bulk = NULL;
+        v->bulk_size = 0;
         for (uint32_t i = 0; i < nruns; i++)
             ext_append(s, runs[i].first, runs[i].count);
         uint64_t before = s->alloc;

@@ -20,7 +20,7 @@ static uint8_t work[64 * 1024] __attribute__((aligned(64)));
 
 static uint8_t pat(uint64_t i) { return (uint8_t)(i * 2654435761u >> 13); }
 
-static void format(uint64_t bytes, uint32_t cluster)
+static void format_type(uint64_t bytes, uint32_t cluster, uint8_t type)
 {
     static uint8_t mbuf[1 << 20];
     free(disk);
@@ -28,7 +28,7 @@ static void format(uint64_t bytes, uint32_t cluster)
     disk = calloc(disk_sectors, SS);
     REQUIRE(disk);
     REQUIRE(sf_rambd_init(&ram, disk, SS, disk_sectors) == 0);
-    struct sf_mkfs_opts o = { .fs_type = SF_FS_EXFAT, .cluster_size = cluster, .serial = 1,
+    struct sf_mkfs_opts o = { .fs_type = type, .cluster_size = cluster, .serial = 1,
                               .buf = mbuf, .buf_size = sizeof mbuf };
     const char *why = "";
     int err = sf_mkfs(&ram.bd, &o, &why);
@@ -36,6 +36,11 @@ static void format(uint64_t bytes, uint32_t cluster)
         fprintf(stderr, "mkfs: %s\n", why);
     REQUIRE(err == 0);
     REQUIRE(sf_faultbd_init(&fb, &ram.bd, NULL, 0) == 0);
+}
+
+static void format(uint64_t bytes, uint32_t cluster)
+{
+    format_type(bytes, cluster, SF_FS_EXFAT);
 }
 
 static void mount(void)
@@ -232,8 +237,40 @@ static void test_full(void)
     CHECK_EQ(sf_unmount(&vol), 0);
 }
 
+/* FAT32: each allocation step's FAT sectors go out as one request per FAT copy (the
+ * stream lends its work buffer), and nothing else but data between checkpoints. */
+static void test_fat32_steps(void)
+{
+    static uint8_t b[1 << 20] __attribute__((aligned(64)));
+    format_type(300ull << 20, 4096, SF_FS_FAT32);
+    mount();
+    CHECK_EQ(vol.info.fs_type, SF_FS_FAT32);
+    struct sf_stream s;
+    struct sf_stream_cfg cfg = { .prealloc_step = 8 << 20 };    /* 2048 clusters: 16 sectors */
+    REQUIRE(sf_stream_open(&vol, &s, "fat.bin", &cfg, work, sizeof work) == 0);
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = pat(i);
+    REQUIRE(sf_stream_write(&s, b, sizeof b) == (sf_ssize_t)sizeof b);  /* first step */
+    struct sf_faultbd_counters c0 = fb.c;
+    uint64_t steps0 = sf_stream_stats(&s)->extents, data0 = sf_stream_stats(&s)->data_requests;
+    for (int i = 1; i < 40; i++) {
+        for (size_t k = 0; k < sizeof b; k++)
+            b[k] = pat((uint64_t)i * sizeof b + k);
+        REQUIRE(sf_stream_write(&s, b, sizeof b) == (sf_ssize_t)sizeof b);
+    }
+    uint64_t steps = sf_stream_stats(&s)->extents - steps0;
+    uint64_t data = sf_stream_stats(&s)->data_requests - data0;
+    CHECK(steps >= 4);
+    /* per step: one FAT request per copy (2 copies) */
+    CHECK_EQ(fb.c.writes - c0.writes - data, steps * 2);
+    CHECK_EQ(sf_stream_close(&s), 0);
+    verify("fat.bin", 40ull << 20);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
 int main(void)
 {
+    test_fat32_steps();
     test_sync_sizes();
     test_async();
     test_device_ops();
