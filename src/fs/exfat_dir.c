@@ -364,7 +364,9 @@ absent:
     return 1;
 }
 
-/* Zero a new directory cluster around the cache (it is not metadata yet). */static int eset_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+/* Place a set in a directory (free slots by the sector rules, growing it when full); the
+ * end-of-directory entries skipped for the rules become unused entries first. */
+static int eset_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
                        struct eset *s, uint32_t hint)
 {
     struct dwalk w;
