@@ -102,6 +102,13 @@ static uint64_t le64(const uint8_t *p)
     return v;
 }
 
+/* The decoder above reads bodies as little-endian: write them so on any host. */
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
 /* Decode a whole file: header block valid, every block valid, seq 0..n-1, one file id.
  * Appends its records to recs; returns the file index from its header. */
 static uint32_t decode_file(const char *path)
@@ -302,8 +309,8 @@ static void *producer(void *arg)
     for (uint64_t s = 0; s < PER_PRODUCER; s++) {
         uint8_t body[16];
         uint64_t v = s, w = ~s ^ ((uint64_t)id << 56);
-        memcpy(body, &v, 8);
-        memcpy(body + 8, &w, 8);
+        put_le64(body, v);
+        put_le64(body + 8, w);
         int e;
         if (s & 1) {
             e = sf_log_append(&lg, SF_REC_SAMPLE, (uint8_t)id, 0, real_ns(), body, 16);
