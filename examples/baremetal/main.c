@@ -1,0 +1,347 @@
+/* streamfat on a microcontroller, under QEMU: a logger that formats a RAM disk, records
+ * CAN frames from an interrupt, closes its files and hands the volume image to the host.
+ *
+ * What runs where:
+ *   CAN interrupt (priority 0x80)   the producer: sf_log_append_can for each frame the
+ *                                   simulated controller "received" this millisecond
+ *   SysTick (priority 0x40, 1 kHz)  the time base; raises the CAN interrupt every tick
+ *   main loop (thread mode)         sf_log_service until the run ends, then sf_log_close,
+ *                                   a directory listing, the image out by semihosting
+ *
+ * The simulated bus: ids 0x100..0x103 every millisecond (motor controllers), the 29-bit id
+ * 0x18FEF100 every 10 ms, and every 100 ms a burst of 32 frames on 0x7E8 (a diagnostic
+ * reply) that the ring absorbs. Each frame's data is its sequence number (u32 LE, counting
+ * every frame offered, accepted or not) and the millisecond (u32 LE), so the host can tell
+ * that every accepted frame is in the files, in order, and that the gaps are the drops.
+ *
+ * The command line (QEMU -append) is "OUT.img [exfat|fat16] [busy]": the host file for the
+ * image, the file system (exFAT by default; fat16 lets mkfs choose, FAT16 at this size),
+ * and "busy" to stall the main loop 600 ms of every second so the ring overflows and the
+ * drops show as DROP records.
+ * The console lines starting with "baremetal:" are the report tests/scripts/t_baremetal.sh
+ * reads. Exit status: 0 ok, 1 a streamfat call failed, 3 a fault. */
+#include <stdint.h>
+#include <string.h>
+
+#include "streamfat/sf.h"
+#include "streamfat/log.h"
+
+#include "board.h"
+#include "semihost.h"
+
+#define SECTOR        512u
+#define DISK_BYTES    (4u << 20)           /* auto-format picks FAT16 at this size */
+#define BLOCK         4096u                /* log block: one device write each */
+#define RING_BLOCKS   16u                  /* 64 KiB of ring: 2 bursts and then some */
+#define RUN_MS        2000u
+#define SPLIT_BYTES   (128u << 10)         /* small files, so rotation happens too */
+#define BUSY_EVERY_MS 1000u                /* "busy": the main loop stalls this often ... */
+#define BUSY_MS       600u                 /* ... for this long: longer than the ring lasts */
+#define EPOCH_MS      1767225600000LL      /* 2026-01-01 00:00 UTC: this board has no RTC */
+
+/* The RAM disk lives in PSRAM (board.h); everything else in SSRAM. */
+static uint8_t disk[DISK_BYTES] __attribute__((section(".disk"), aligned(8)));
+static uint8_t ring[RING_BLOCKS * BLOCK] __attribute__((aligned(8)));
+static uint8_t work[BLOCK] __attribute__((aligned(8)));
+static uint8_t vol_cache[16u * 1024u] __attribute__((aligned(8)));
+static uint8_t fat_cache[512];
+
+static struct sf_rambd ram;
+static struct sf_vol vol;
+static struct sf_log lg;
+
+/* The producer's counters: written only by the CAN interrupt, read by main after it
+ * stopped. */
+static uint32_t can_seq, can_accepted, can_dropped, can_failed;
+/* The last millisecond of the run (0: not started); set by main once the log is open. */
+static volatile uint32_t run_until;
+
+static sf_time_ms vol_clock(void *ctx)
+{
+    (void)ctx;
+    return EPOCH_MS + (sf_time_ms)(board_now_ns() / 1000000u);
+}
+
+static uint64_t log_clock(void *ctx)
+{
+    (void)ctx;
+    return board_now_ns();
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* One received frame: timestamped within its millisecond by its place in the burst, so
+ * timestamps strictly increase. */
+static void can_frame(uint32_t ms, uint32_t k, uint32_t id, uint32_t flags)
+{
+    uint8_t data[8];
+    put_le32(data, can_seq++);
+    put_le32(data + 4, ms);
+    uint64_t ts = (uint64_t)ms * 1000000u + (uint64_t)k * 10000u;
+    int e = sf_log_append_can(&lg, 0, ts, id, flags, data, 8);
+    if (e == 0)
+        can_accepted++;
+    else if (e == SF_EDROPPED)
+        can_dropped++;
+    else
+        can_failed++;
+}
+
+void app_tick(uint32_t ms)
+{
+    if (ms <= run_until)
+        board_can_pend();
+}
+
+void app_can_irq(void)
+{
+    uint32_t ms = board_ticks(), k = 0;
+    for (uint32_t id = 0x100; id <= 0x103; id++)
+        can_frame(ms, k++, id, 0);
+    if (ms % 10u == 0)
+        can_frame(ms, k++, 0x18FEF100u, SF_CAN_EFF);
+    if (ms % 100u == 0)
+        for (uint32_t i = 0; i < 32; i++)
+            can_frame(ms, k++, 0x7E8, 0);
+}
+
+static int failed(const char *what, int err)
+{
+    struct sh_line l = { .n = 0 };
+    sh_add(&l, "baremetal: ");
+    sh_add(&l, what);
+    sh_add(&l, " failed: ");
+    sh_add(&l, sf_strerror(err));
+    sh_add(&l, " (");
+    sh_add_i(&l, err);
+    sh_add(&l, ")");
+    sh_flush(&l);
+    return 1;
+}
+
+/* Arguments after the kernel's name on the semihosting command line:
+ * OUT [exfat|fat16] [busy]. */
+struct options {
+    const char *out;
+    int fat16;
+    int busy;
+};
+
+static void parse_cmdline(struct options *o)
+{
+    static char cmd[256];
+    char *w[5];
+    int n = 0;
+    o->out = "baremetal.img";
+    o->fat16 = o->busy = 0;
+    if (sh_cmdline(cmd, sizeof cmd))
+        return;
+    for (char *p = cmd; *p && n < 5;) {
+        while (*p == ' ')
+            *p++ = '\0';
+        if (*p)
+            w[n++] = p;
+        while (*p && *p != ' ')
+            p++;
+    }
+    if (n >= 2)
+        o->out = w[1];
+    for (int i = 2; i < n; i++) {
+        if (strcmp(w[i], "fat16") == 0)
+            o->fat16 = 1;
+        else if (strcmp(w[i], "busy") == 0)
+            o->busy = 1;
+    }
+}
+
+static int format_and_mount(int fat16)
+{
+    struct sf_mkfs_opts mo;
+    struct sf_vol_cfg vc;
+    const char *why = "";
+    int err;
+
+    memset(&mo, 0, sizeof mo);
+    mo.fs_type = fat16 ? 0 : SF_FS_EXFAT;
+    mo.label = "BAREMETAL";
+    mo.serial = 0x5F0C0DE5u;
+    mo.now = EPOCH_MS;
+    mo.buf = ring;                      /* the ring is free until the log opens */
+    mo.buf_size = sizeof ring;
+    if ((err = sf_mkfs(&ram.bd, &mo, &why))) {
+        sh_puts("baremetal: mkfs: ");
+        sh_puts(why);
+        sh_puts("\n");
+        return failed("sf_mkfs", err);
+    }
+    memset(&vc, 0, sizeof vc);
+    vc.bd = &ram.bd;
+    vc.buf = vol_cache;
+    vc.buf_size = sizeof vol_cache;
+    vc.clock = vol_clock;
+    vc.fat_cache = fat_cache;
+    vc.fat_cache_size = sizeof fat_cache;
+    if ((err = sf_mount(&vol, &vc)))
+        return failed("sf_mount", err);
+
+    struct sf_vol_info vi;
+    struct sh_line l = { .n = 0 };
+    if ((err = sf_vol_info(&vol, &vi)))
+        return failed("sf_vol_info", err);
+    sh_add(&l, "baremetal: formatted ");
+    sh_add(&l, vi.fs_type == SF_FS_EXFAT ? "exfat" : vi.fs_type == SF_FS_FAT16 ? "fat16" : "fat");
+    sh_add(&l, " ");
+    sh_add_u64(&l, DISK_BYTES);
+    sh_add(&l, " bytes");
+    sh_flush(&l);
+    return 0;
+}
+
+static int run_log(int busy)
+{
+    static const char *const chans[] = { "can0" };
+    static const char *const meta[] = { "board=mps2-an386 (QEMU), streamfat examples/baremetal" };
+    struct sf_log_cfg c;
+    int err;
+
+    memset(&c, 0, sizeof c);
+    c.vol = &vol;
+    c.ring = ring;
+    c.ring_size = sizeof ring;
+    c.block_size = BLOCK;
+    c.split_bytes = SPLIT_BYTES;
+    c.checkpoint_ns = 100000000u;       /* 100 ms */
+    c.queue_depth = 1;                  /* a RAM disk completes every write at once */
+    c.request_size = BLOCK * 4;
+    c.clock = log_clock;
+    c.clock_kind = SF_CLOCK_MONOTONIC;  /* time since reset */
+    c.session_id = 0xB0A4D0000000001ull;
+    c.channel_names = chans;
+    c.channel_count = 1;
+    c.meta = meta;
+    c.meta_count = 1;
+    c.work = work;
+    c.work_size = sizeof work;
+    if ((err = sf_log_open(&lg, &c)))
+        return failed("sf_log_open", err);
+
+    run_until = board_ticks() + RUN_MS; /* from here on the CAN interrupt appends */
+    uint32_t busy_at = board_ticks() + BUSY_EVERY_MS / 2;
+    while (board_ticks() <= run_until + 1) {
+        int r = sf_log_service(&lg);
+        if (r < 0) {
+            board_can_stop();
+            return failed("sf_log_service", r);
+        }
+        if (r == 0)
+            board_idle();               /* the next tick wakes us */
+        if (busy && board_ticks() >= busy_at) {
+            /* The main loop is away (a flash erase, a display refresh): the ring fills,
+             * the producer's frames are dropped and counted, DROP records follow. */
+            uint32_t t = board_ticks();
+            while (board_ticks() < t + BUSY_MS)
+                board_idle();
+            busy_at = t + BUSY_EVERY_MS;
+        }
+    }
+    board_can_stop();                   /* producers must stop before close */
+    if ((err = sf_log_close(&lg)))
+        return failed("sf_log_close", err);
+
+    struct sf_log_stats st;
+    struct sh_line l = { .n = 0 };
+    sf_log_get_stats(&lg, &st);
+    sh_add(&l, "baremetal: frames offered ");
+    sh_add_u64(&l, can_seq);
+    sh_add(&l, " accepted ");
+    sh_add_u64(&l, can_accepted);
+    sh_add(&l, " dropped ");
+    sh_add_u64(&l, can_dropped);
+    sh_add(&l, " failed ");
+    sh_add_u64(&l, can_failed);
+    sh_flush(&l);
+    sh_add(&l, "baremetal: log records_in ");
+    sh_add_u64(&l, st.records_in);
+    sh_add(&l, " own ");
+    sh_add_u64(&l, st.records_own);
+    sh_add(&l, " written ");
+    sh_add_u64(&l, st.records_written);
+    sh_add(&l, " dropped ");
+    sh_add_u64(&l, st.records_dropped);
+    sh_add(&l, " files ");
+    sh_add_u64(&l, st.files);
+    sh_add(&l, " ring_high_water ");
+    sh_add_u64(&l, st.ring_high_water);
+    sh_add(&l, " of ");
+    sh_add_u64(&l, st.ring_size);
+    sh_flush(&l);
+    return can_failed ? failed("sf_log_append_can", SF_EINVAL) : 0;
+}
+
+/* What the volume holds now, read back on the target. */
+static int list_root(void)
+{
+    struct sf_dir d;
+    struct sf_stat s;
+    int err, r;
+    if ((err = sf_opendir(&vol, &d, "/")))
+        return failed("sf_opendir", err);
+    while ((r = sf_readdir(&d, &s)) == 1) {
+        struct sh_line l = { .n = 0 };
+        sh_add(&l, "baremetal: file /");
+        sh_add(&l, s.name);
+        sh_add(&l, " ");
+        sh_add_u64(&l, s.size);
+        sh_flush(&l);
+    }
+    sf_closedir(&d);
+    return r < 0 ? failed("sf_readdir", r) : 0;
+}
+
+static int write_image(const char *path)
+{
+    int h = sh_open(path, SH_MODE_WB);
+    if (h < 0) {
+        sh_puts("baremetal: cannot create the image file on the host\n");
+        return 1;
+    }
+    int bad = sh_write(h, disk, sizeof disk);
+    bad |= sh_close(h);
+    if (bad) {
+        sh_puts("baremetal: writing the image to the host failed\n");
+        return 1;
+    }
+    struct sh_line l = { .n = 0 };
+    sh_add(&l, "baremetal: image ");
+    sh_add(&l, path);
+    sh_add(&l, " ");
+    sh_add_u64(&l, sizeof disk);
+    sh_add(&l, " bytes");
+    sh_flush(&l);
+    return 0;
+}
+
+int main(void)
+{
+    struct options o;
+    int err;
+
+    parse_cmdline(&o);
+    board_init();
+    if ((err = sf_rambd_init(&ram, disk, SECTOR, DISK_BYTES / SECTOR)))
+        return failed("sf_rambd_init", err);
+    if (format_and_mount(o.fat16) || run_log(o.busy) || list_root())
+        return 1;
+    if ((err = sf_unmount(&vol)))
+        return failed("sf_unmount", err);
+    if (write_image(o.out))
+        return 1;
+    sh_puts("baremetal: ok\n");
+    return 0;
+}
