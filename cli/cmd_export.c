@@ -1,173 +1,286 @@
-/* streamfat export: decode a log file (docs/FORMAT.md) from a volume or from the host into
- * another format. candump -L lines for now: frames only, everything else counted on stderr.
+/* streamfat export: decode a log file (docs/FORMAT.md) from a volume or from the host and
+ * write it in another format (docs/EXPORT.md): candump -L, Vector ASC and BLF, python-can's
+ * CSV, csv-wide, raw. This file has the sources (a host file, TARGET PATH, every log on a
+ * volume with --all), the filters (channel, CAN id/mask, time range) and the decode loop;
+ * the formats live in export_*.c behind struct export_writer (export.h).
  *
- * candump -L, as can-utils writes and reads it:
- *   (1700000000.123456) can0 123#11223344           11-bit id: 3 hex digits
- *   (1700000000.123456) can0 1ABCDEF0#11            29-bit id: 8 hex digits
- *   (1700000000.123456) can0 123#R   123#R5         remote frame, with its length if > 0
- *   (1700000000.123456) can0 123##3112233           CAN FD: '##', a hex digit of flags
- *                                                   (1 BRS, 2 ESI), the data
- *   (1700000000.123456) can0 20000080#0000000000000000   error frame: the id is
- *                                                   CAN_ERR_FLAG | error class, 8 digits
- * Hex is upper case; the interface name is the channel's (CHANNEL records), else can<N>. */
+ * Memory stays flat: one decoder buffer (SF_BLOCK_MAX) and the writer's state. csv-wide
+ * reads the log twice (the first pass finds its columns), so it needs a seekable input. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
+#include "export.h"
+#include "log_sources.h"
 #include "target.h"
+#include "units.h"
 #include "streamfat/decode.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#define CAN_ERR_FLAG 0x20000000u
-#define CAN_ERR_MASK 0x1FFFFFFFu
-#define IFNAME_MAX   32
+#define MAX_CHANNEL_FILTERS 32
+#define MAX_DEPTH 32
 
 static const char export_help[] =
 "NAME\n"
-"  streamfat export - decode a log file into another format\n"
+"  streamfat export - decode log files into candump, ASC, BLF, CSV or raw\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat export [--format candump] [-o OUT] [--partition N] TARGET PATH\n"
-"  streamfat export [--format candump] [-o OUT] FILE\n"
+"  streamfat export [OPTIONS] [-o OUT] [--partition N] TARGET PATH\n"
+"  streamfat export [OPTIONS] [-o OUT] FILE\n"
+"  streamfat export [OPTIONS] --all [--partition N] TARGET DIR\n"
 "\n"
 "DESCRIPTION\n"
 "  Decodes the log file PATH on TARGET (an image file or block device, opened read-only),\n"
 "  or the log file FILE on the host ('-' is standard input), and writes it to standard\n"
-"  output or to OUT.\n"
+"  output or to OUT. With --all, every log file (*.SFL) on TARGET is exported into the\n"
+"  host directory DIR, one output per log, named after the log (LOG00001.SFL ->\n"
+"  DIR/LOG00001.asc; logs in subdirectories keep their path).\n"
 "\n"
-"  candump writes candump -L lines, '(seconds.microseconds) iface frame', as can-utils'\n"
-"  candump -L logs them and canplayer, python-can and Wireshark read them: CAN 2.0 with\n"
-"  11- and 29-bit ids, remote frames (123#R), error frames (20000080#...), CAN FD (123##1...)\n"
-"  with BRS and ESI. The interface is the channel's name from the log's CHANNEL records\n"
-"  (can0 ... otherwise). Other records (text, samples, latency, DROP, annotations) have\n"
-"  no candump form: they are skipped and counted on standard error, DROP records with the\n"
-"  number of frames they account for.\n"
+"  The log is read as a stream: memory use does not grow with its size.\n"
+"\n"
+"FORMATS (docs/EXPORT.md has the details)\n"
+"  candump   candump -L lines: '(sec.usec) iface 123#1122', FD '123##1...', RTR '123#R'\n"
+"  asc       Vector ASC, hex, event times from the measurement start in the header\n"
+"  blf       Vector BLF: CAN, CAN FD and error-frame objects in log containers, zlib-\n"
+"            compressed (--blf-compress 0 stores them uncompressed)\n"
+"  csv       python-can's CSV layout (timestamp,arbitration_id,extended,remote,error,dlc,\n"
+"            data with base64 data), read by can.CSVReader\n"
+"  csv-wide  a timestamp column and one column per channel carrying SAMPLE or LATENCY\n"
+"            records; one row per record\n"
+"  raw       the bytes of the SAMPLE records, back to back\n"
+"  Records a format has no form for are skipped and counted on standard error.\n"
 "\n"
 "  Damage is reported on standard error and skipped: blocks failing their CRC, gaps in\n"
 "  the block sequence, blocks of another file. Every intact block is still exported.\n"
 "\n"
 "OPTIONS\n"
-"  -f, --format FMT  output format: candump (the default)\n"
-"  -o, --output OUT  write to OUT instead of standard output\n"
-"  --partition N     use the Nth partition of TARGET (from 1)\n"
-"  -h, --help        show this help\n"
+"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide or raw\n"
+"  -o, --output OUT    write to OUT instead of standard output\n"
+"  --all               export every log on TARGET into the directory DIR\n"
+"  --channel CH        only channel CH: a number (0..255) or its name (can0); repeatable\n"
+"  --id ID[/MASK]      only CAN frames whose id matches ID under MASK (hex; without a\n"
+"                      mask the whole 11- or 29-bit id); '!ID/MASK' excludes; repeatable.\n"
+"                      Error frames match on their error class. Other records pass.\n"
+"  --from T, --to T    only records with from <= time < to. T is +DURATION from the log's\n"
+"                      start (+1.5, +200ms, +10m), Unix seconds (1700000000.25) or UTC\n"
+"                      date and time (2023-11-14T22:13:20.5Z)\n"
+"  --absolute          timestamps since the Unix epoch (the default)\n"
+"  --relative          timestamps from the log's start (candump, csv, csv-wide; ASC and\n"
+"                      BLF always count from the start in their header)\n"
+"  --blf-compress N    BLF containers: 0 stored, 1..9 zlib level (default 6)\n"
+"  --partition N       use the Nth partition of TARGET (from 1)\n"
+"  -h, --help          show this help\n"
 "\n"
 "EXAMPLES\n"
 "  streamfat export --format candump sd.img LOG00001.SFL > run1.log\n"
-"  streamfat export -o run1.log LOG00001.SFL\n"
-"  canplayer -I run1.log\n"
+"  streamfat export -f blf -o run1.blf --channel can0 --from +10s --to +70s LOG00001.SFL\n"
+"  streamfat export -f asc --id 100/700 --id !123 -o run1.asc sd.img LOG00001.SFL\n"
+"  streamfat export -f csv --all sd.img exported/\n"
 "\n"
 "EXIT STATUS\n"
-"  0 the file decoded cleanly, 1 damage was found (the intact part is still written) or an\n"
-"  error, 2 wrong usage.\n";
+"  0 every file decoded cleanly, 1 damage was found (the intact part is still written) or\n"
+"  an error, 2 wrong usage.\n";
+
+enum {
+    OPT_PARTITION = 256, OPT_ALL, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
+    OPT_RELATIVE, OPT_BLF_COMPRESS,
+};
 
 static const struct option longopts[] = {
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
-    { "partition", required_argument, NULL, 'P' },
+    { "partition", required_argument, NULL, OPT_PARTITION },
+    { "all", no_argument, NULL, OPT_ALL },
+    { "channel", required_argument, NULL, OPT_CHANNEL },
+    { "id", required_argument, NULL, OPT_ID },
+    { "from", required_argument, NULL, OPT_FROM },
+    { "to", required_argument, NULL, OPT_TO },
+    { "absolute", no_argument, NULL, OPT_ABSOLUTE },
+    { "relative", no_argument, NULL, OPT_RELATIVE },
+    { "blf-compress", required_argument, NULL, OPT_BLF_COMPRESS },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
 
-struct exporter {
-    const char *src;               /* names the input in messages */
-    FILE *out;
-    char ifname[256][IFNAME_MAX];  /* "" until a CHANNEL record names it */
-    uint64_t frames, skipped[256], drop_lost, malformed;
+static const struct export_writer *const writers[] = {
+    &export_candump, &export_asc, &export_blf, &export_csv, &export_csv_wide, &export_raw,
 };
 
-static const char hexu[] = "0123456789ABCDEF";
+/* A time bound: +DURATION from the log's start, or absolute ns. */
+struct tbound {
+    int set, rel;
+    uint64_t ns;
+};
 
-static char *put_hex(char *p, uint32_t v, int digits)
+struct opts {
+    const struct export_writer *w;
+    const char *chan[MAX_CHANNEL_FILTERS];
+    unsigned nchan;
+    struct src_filter ids[SRC_MAX_FILTERS];
+    unsigned nids;
+    int id_accept;                 /* some --id accepts (else everything not rejected) */
+    struct tbound from, to;
+    int relative, blf_level;
+};
+
+/* The export of one log file. */
+struct job {
+    const struct opts *o;
+    const char *src;               /* names the input in messages */
+    struct export_ctx x;
+    char ifname[256][EXPORT_IFNAME_MAX];
+    int8_t chan_ok[256];           /* channel filter verdict, -1 unknown */
+    int pass;                      /* 1: csv-wide's column scan (quiet); 2: the export */
+    int have_start, began;
+    uint64_t from, to;             /* resolved time range, ns */
+    uint8_t wide_seen[256];
+    uint8_t wide_cols[256];
+    uint64_t skipped[256], drop_lost, malformed;
+};
+
+/* ---- time arguments ----------------------------------------------------------------- */
+
+/* "1700000000.25" -> ns; 0 or -1. */
+static int parse_unix(const char *s, uint64_t *ns)
 {
-    for (int i = digits - 1; i >= 0; i--)
-        *p++ = hexu[(v >> (4 * i)) & 0xF];
-    return p;
+    uint64_t sec = 0, frac = 0, scale = 100000000;
+    const char *p = s;
+
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (sec > 18000000000ull)
+            return -1;
+        sec = sec * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        for (p++; isdigit((unsigned char)*p); p++) {
+            frac += (uint64_t)(*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p)
+        return -1;
+    *ns = sec * 1000000000u + frac;
+    return 0;
 }
 
-static char *put_dec(char *p, uint64_t v, int min_digits)
+/* "2023-11-14T22:13:20[.frac][Z]" (UTC) -> ns; 0 or -1. */
+static int parse_iso(const char *s, uint64_t *ns)
 {
-    char tmp[24];
-    int n = 0;
+    struct tm tm;
+    const char *p;
+    uint64_t frac = 0, scale = 100000000;
+    time_t t;
 
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n < min_digits)
-        tmp[n++] = '0';
-    while (n)
-        *p++ = tmp[--n];
-    return p;
+    memset(&tm, 0, sizeof tm);
+    p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p)
+        return -1;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++) {
+            frac += (uint64_t)(*p - '0') * scale;
+            scale /= 10;
+        }
+    if (*p == 'Z')
+        p++;
+    if (*p)
+        return -1;
+    t = timegm(&tm);
+    if (t < 0)
+        return -1;
+    *ns = (uint64_t)t * 1000000000u + frac;
+    return 0;
+}
+
+static int parse_tbound(const char *opt, const char *s, struct tbound *b)
+{
+    const char *why = "expects +DURATION, Unix seconds or YYYY-MM-DDTHH:MM:SS[.frac]Z";
+
+    b->set = 1;
+    b->rel = *s == '+';
+    if (b->rel ? units_parse_duration(s + 1, &b->ns, &why) :
+                 (parse_unix(s, &b->ns) && parse_iso(s, &b->ns)))
+        return cli_usage("%s '%s': %s", opt, s, why);
+    return 0;
+}
+
+/* ---- filters ------------------------------------------------------------------------ */
+
+static int channel_pass(struct job *j, uint8_t ch)
+{
+    const struct opts *o = j->o;
+
+    if (!o->nchan)
+        return 1;
+    if (j->chan_ok[ch] < 0) {
+        j->chan_ok[ch] = 0;
+        for (unsigned i = 0; i < o->nchan; i++) {
+            uint64_t n;
+            if ((!cli_parse_uint(o->chan[i], 255, &n) && n == ch) ||
+                (j->ifname[ch][0] && strcmp(o->chan[i], j->ifname[ch]) == 0))
+                j->chan_ok[ch] = 1;
+        }
+    }
+    return j->chan_ok[ch];
+}
+
+static int id_pass(const struct opts *o, uint32_t id)
+{
+    int pass = !o->id_accept;
+
+    for (unsigned i = 0; i < o->nids; i++) {
+        const struct src_filter *f = &o->ids[i];
+        if (((id ^ f->id) & f->mask) == 0) {
+            if (f->reject)
+                return 0;
+            pass = 1;
+        }
+    }
+    return pass;
+}
+
+static void set_start(struct job *j, uint64_t ts)
+{
+    const struct opts *o = j->o;
+
+    j->have_start = 1;
+    j->x.log_start = ts;
+    j->from = o->from.set ? (o->from.rel ? ts + o->from.ns : o->from.ns) : 0;
+    j->to = o->to.set ? (o->to.rel ? ts + o->to.ns : o->to.ns) : UINT64_MAX;
 }
 
 /* A CHANNEL record's name as an interface token: printable, no spaces, bounded. */
-static void set_ifname(struct exporter *x, const struct sf_rec *r)
+static void set_ifname(struct job *j, const struct sf_rec *r)
 {
-    char *d = x->ifname[r->channel];
+    char *d = j->ifname[r->channel];
     size_t n = 0;
 
-    for (size_t i = 0; i < r->length && n < IFNAME_MAX - 1; i++) {
+    for (size_t i = 0; i < r->length && n < EXPORT_IFNAME_MAX - 1; i++) {
         uint8_t c = r->body[i];
-        d[n++] = (c > 0x20 && c < 0x7F && c != '(' && c != ')' && c != '#') ? (char)c : '_';
+        d[n++] = (c > 0x20 && c < 0x7F && c != '(' && c != ')' && c != '#' && c != ',') ?
+                 (char)c : '_';
     }
     d[n] = '\0';
+    j->chan_ok[r->channel] = -1;
 }
 
-static int put_frame(struct exporter *x, const struct sf_rec *r, const struct sf_can *c)
-{
-    char line[64 + IFNAME_MAX + 2 * 64], *p = line;
-    const char *ifn = x->ifname[r->channel];
-
-    *p++ = '(';
-    p = put_dec(p, r->ts / 1000000000u, 10);
-    *p++ = '.';
-    p = put_dec(p, r->ts % 1000000000u / 1000u, 6);
-    *p++ = ')';
-    *p++ = ' ';
-    if (*ifn) {
-        size_t n = strlen(ifn);
-        memcpy(p, ifn, n);
-        p += n;
-    } else {
-        memcpy(p, "can", 3);
-        p = put_dec(p + 3, r->channel, 1);
-    }
-    *p++ = ' ';
-    if (c->flags & SF_CAN_ERR)
-        p = put_hex(p, CAN_ERR_FLAG | (c->id & CAN_ERR_MASK), 8);
-    else if (c->flags & SF_CAN_EFF)
-        p = put_hex(p, c->id & CAN_ERR_MASK, 8);
-    else
-        p = put_hex(p, c->id, 3);
-    *p++ = '#';
-    if (c->flags & SF_CAN_FD) {
-        *p++ = '#';
-        *p++ = hexu[((c->flags & SF_CAN_BRS) ? 1 : 0) | ((c->flags & SF_CAN_ESI) ? 2 : 0)];
-    } else if (c->flags & SF_CAN_RTR) {
-        *p++ = 'R';
-        if (c->len)
-            *p++ = hexu[c->len & 0xF];
-    }
-    if (!(c->flags & SF_CAN_RTR))
-        for (unsigned i = 0; i < c->len; i++) {
-            *p++ = hexu[c->data[i] >> 4];
-            *p++ = hexu[c->data[i] & 0xF];
-        }
-    *p++ = '\n';
-    return fwrite(line, 1, (size_t)(p - line), x->out) == (size_t)(p - line) ? 0 : -1;
-}
+/* ---- the decode loop ----------------------------------------------------------------- */
 
 static const char *type_name(unsigned t)
 {
     switch (t) {
+    case SF_REC_CAN:        return "CAN";
     case SF_REC_SAMPLE:     return "SAMPLE";
     case SF_REC_TEXT:       return "TEXT";
     case SF_REC_LATENCY:    return "LATENCY";
@@ -185,53 +298,89 @@ static void block_range(char *buf, size_t n, uint64_t first, uint64_t count)
         snprintf(buf, n, "block %" PRIu64, first);
 }
 
+static int record(struct job *j, const struct sf_rec *r)
+{
+    const struct export_writer *w = j->o->w;
+    struct sf_can c;
+    int k;
+
+    if (r->type == SF_REC_CHANNEL) {
+        set_ifname(j, r);
+        return 0;
+    }
+    if (r->type == SF_REC_META)
+        return 0;
+    if (!j->have_start)
+        set_start(j, r->ts);
+    if (!channel_pass(j, r->channel) || r->ts < j->from || r->ts >= j->to)
+        return 0;
+    if (r->type == SF_REC_CAN) {
+        if (sf_rec_get_can(r, &c)) {
+            if (j->pass == 2)
+                j->malformed++;
+            return 0;
+        }
+        if (!id_pass(j->o, c.id))
+            return 0;
+    }
+    if (j->pass == 1) {
+        if (r->type == SF_REC_SAMPLE || r->type == SF_REC_LATENCY)
+            j->wide_seen[r->channel] = 1;
+        return 0;
+    }
+    if (!j->began) {
+        /* The first record: csv-wide's header needs the channel names of the log's header. */
+        j->began = 1;
+        if (w->begin(&j->x))
+            return -1;
+    }
+    k = r->type == SF_REC_CAN ? w->can(&j->x, r, &c) : w->other(&j->x, r);
+    if (k < 0)
+        return -1;
+    if (k == 0) {
+        j->skipped[r->type]++;
+        if (r->type == SF_REC_DROP && r->length >= 8) {
+            uint64_t cnt = 0;
+            for (int i = 7; i >= 0; i--)
+                cnt = cnt << 8 | r->body[i];
+            j->drop_lost += cnt;
+        }
+    }
+    return 0;
+}
+
 /* One event; returns -1 when the output cannot be written. */
-static int handle(struct exporter *x, const struct sf_dec_event *ev)
+static int handle(struct job *j, const struct sf_dec_event *ev)
 {
     char where[64];
 
-    switch (ev->kind) {
-    case SF_DEC_RECORD: {
-        const struct sf_rec *r = &ev->rec;
-        struct sf_can c;
-        if (r->type == SF_REC_CAN) {
-            if (sf_rec_get_can(r, &c)) {
-                x->malformed++;
-                return 0;
-            }
-            x->frames++;
-            return put_frame(x, r, &c);
-        }
-        if (r->type == SF_REC_CHANNEL)
-            set_ifname(x, r);
-        else if (r->type != SF_REC_META)
-            x->skipped[r->type]++;
-        if (r->type == SF_REC_DROP && r->length >= 8) {
-            const uint8_t *b = r->body;
-            uint64_t cnt = 0;
-            for (int i = 7; i >= 0; i--)
-                cnt = cnt << 8 | b[i];
-            x->drop_lost += cnt;
-        }
+    if (ev->kind == SF_DEC_HEADER) {
+        if (!j->have_start)
+            set_start(j, ev->hdr.start_ts);
         return 0;
     }
+    if (ev->kind == SF_DEC_RECORD)
+        return record(j, &ev->rec);
+    if (j->pass == 1)
+        return 0;
+    switch (ev->kind) {
     case SF_DEC_DAMAGED:
         if (ev->reason == SF_DEC_NO_BLOCK) {
-            cli_err("%s: not a streamfat log: %s in %" PRIu64 " bytes", x->src,
+            cli_err("%s: not a streamfat log: %s in %" PRIu64 " bytes", j->src,
                     sf_dec_reason_str(ev->reason), ev->length);
         } else {
             block_range(where, sizeof where, ev->block, ev->count);
-            cli_err("%s: %s damaged (%s), skipped", x->src, where,
+            cli_err("%s: %s damaged (%s), skipped", j->src, where,
                     sf_dec_reason_str(ev->reason));
         }
         return 0;
     case SF_DEC_GAP:
         cli_err("%s: block %" PRIu64 ": gap in the block sequence: seq %" PRIu64
-                " where %" PRIu64 " was due", x->src, ev->block, ev->seq, ev->seq_expected);
+                " where %" PRIu64 " was due", j->src, ev->block, ev->seq, ev->seq_expected);
         return 0;
     case SF_DEC_FOREIGN:
         block_range(where, sizeof where, ev->block, ev->count);
-        cli_err("%s: %s belong to another file (file id %016" PRIx64 "), skipped", x->src,
+        cli_err("%s: %s belong to another file (file id %016" PRIx64 "), skipped", j->src,
                 where, ev->file_id);
         return 0;
     default:
@@ -239,7 +388,7 @@ static int handle(struct exporter *x, const struct sf_dec_event *ev)
     }
 }
 
-static void report_skipped(const struct exporter *x)
+static void report_skipped(const struct job *j)
 {
     char buf[512];
     size_t n = 0;
@@ -248,9 +397,9 @@ static void report_skipped(const struct exporter *x)
     for (unsigned t = 0; t < 256; t++) {
         const char *name;
         char other[24];
-        if (!x->skipped[t])
+        if (!j->skipped[t])
             continue;
-        total += x->skipped[t];
+        total += j->skipped[t];
         name = type_name(t);
         if (!name) {
             snprintf(other, sizeof other, "type 0x%02X", t);
@@ -258,21 +407,30 @@ static void report_skipped(const struct exporter *x)
         }
         if (n < sizeof buf)
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s: %" PRIu64, n ? ", " : "",
-                                  name, x->skipped[t]);
+                                  name, j->skipped[t]);
         if (t == SF_REC_DROP && n < sizeof buf)
             n += (size_t)snprintf(buf + n, sizeof buf - n, " accounting for %" PRIu64
-                                  " lost records", x->drop_lost);
+                                  " lost records", j->drop_lost);
     }
     if (total)
-        fprintf(stderr, "export: skipped %" PRIu64 " non-CAN records (%s)\n", total, buf);
+        fprintf(stderr, "export: skipped %" PRIu64 " %srecords (%s)\n", total,
+                j->skipped[SF_REC_CAN] ? "" : "non-CAN ", buf);
 }
 
-/* Read callbacks for the decoder. */
-static sf_ssize_t read_fd(void *ctx, void *buf, size_t n)
+/* Where the log's bytes come from: a host descriptor or a file on a volume. */
+struct input {
+    int fd;                        /* -1 for a volume file */
+    struct sf_file *f;
+};
+
+static sf_ssize_t read_input(void *ctx, void *buf, size_t n)
 {
-    int fd = *(int *)ctx;
+    struct input *in = ctx;
+
+    if (in->f)
+        return sf_read(in->f, buf, n);
     for (;;) {
-        ssize_t r = read(fd, buf, n);
+        ssize_t r = read(in->fd, buf, n);
         if (r >= 0)
             return r;
         if (errno != EINTR)
@@ -280,66 +438,334 @@ static sf_ssize_t read_fd(void *ctx, void *buf, size_t n)
     }
 }
 
-static sf_ssize_t read_vol(void *ctx, void *buf, size_t n)
+static int rewind_input(struct input *in)
 {
-    return sf_read(ctx, buf, n);
+    if (in->f)
+        return sf_seek(in->f, 0, SF_SEEK_SET) == 0 ? 0 : -1;
+    return lseek(in->fd, 0, SEEK_SET) == 0 ? 0 : -1;
 }
 
-/* Decode everything; 0 clean, CLI_ERR on damage or an error. */
-static int run(struct exporter *x, sf_dec_read_fn fn, void *ctx)
+/* One pass over the log; 0, or CLI_ERR (message printed). Damage counts in *damage. */
+static int pass(struct job *j, struct input *in, void *buf, uint64_t *damage)
 {
     struct sf_dec d;
     struct sf_dec_event ev;
-    void *buf = malloc(SF_BLOCK_MAX);
-    int k, rc = CLI_OK;
+    int k;
 
-    if (!buf) {
+    sf_dec_init(&d, buf, SF_BLOCK_MAX);
+    while ((k = sf_dec_read(&d, read_input, in, &ev)) != SF_DEC_END) {
+        if (k < 0) {
+            cli_err("%s: read failed: %s", j->src, sf_strerror(k));
+            return CLI_ERR;
+        }
+        if (handle(j, &ev)) {
+            cli_err("%s: write failed: %s", j->x.out_name, strerror(errno));
+            return CLI_ERR;
+        }
+    }
+    *damage = sf_dec_stats(&d)->damage_events;
+    return 0;
+}
+
+/* Export one log from `in` to `out`; 0 clean, CLI_ERR on damage or an error. */
+static int export_one(const struct opts *o, const char *src, struct input *in, FILE *out,
+                      const char *out_name)
+{
+    struct job *j = calloc(1, sizeof *j);
+    void *buf = malloc(SF_BLOCK_MAX);
+    uint64_t damage = 0;
+    struct stat st;
+    int rc = 0;
+
+    if (!j || !buf) {
         cli_err("out of memory");
+        free(j);
+        free(buf);
         return CLI_ERR;
     }
-    sf_dec_init(&d, buf, SF_BLOCK_MAX);
-    while ((k = sf_dec_read(&d, fn, ctx, &ev)) != SF_DEC_END) {
-        if (k < 0) {
-            cli_err("%s: read failed: %s", x->src, sf_strerror(k));
+    j->o = o;
+    j->src = src;
+    memset(j->chan_ok, -1, sizeof j->chan_ok);
+    j->x.out = out;
+    j->x.out_name = out_name;
+    j->x.seekable = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode) &&
+                    ftello(out) == 0;
+    j->x.relative = o->relative;
+    j->x.blf_level = o->blf_level;
+    j->x.ifname = (const char (*)[EXPORT_IFNAME_MAX])j->ifname;
+    j->x.wide_cols = j->wide_cols;
+
+    if (o->w->needs_columns) {
+        j->pass = 1;
+        rc = pass(j, in, buf, &damage);
+        if (!rc && rewind_input(in)) {
+            cli_err("%s: csv-wide reads the log twice and cannot seek back in it", src);
             rc = CLI_ERR;
-            break;
         }
-        if (handle(x, &ev)) {
-            cli_err("write failed: %s", strerror(errno));
+        for (unsigned c = 0; c < 256; c++)
+            if (j->wide_seen[c])
+                j->wide_cols[j->x.n_wide_cols++] = (uint8_t)c;
+        j->have_start = 0;
+    }
+    if (!rc) {
+        j->pass = 2;
+        rc = pass(j, in, buf, &damage);
+    }
+    if (!rc && !j->began) {
+        j->began = 1;
+        if (!j->have_start)
+            set_start(j, 0);
+        if (o->w->begin(&j->x)) {
+            cli_err("%s: write failed: %s", out_name, strerror(errno));
             rc = CLI_ERR;
-            break;
         }
     }
-    free(buf);
-    report_skipped(x);
-    if (x->malformed)
-        cli_err("%s: %" PRIu64 " malformed CAN records skipped", x->src, x->malformed);
-    if (sf_dec_stats(&d)->damage_events || x->malformed)
+    if (o->w->end(&j->x) && !rc) {
+        cli_err("%s: write failed: %s", out_name, strerror(errno));
         rc = CLI_ERR;
+    }
+    report_skipped(j);
+    if (j->x.clamped)
+        cli_err("%s: %" PRIu64 " records older than the %s file's start time were put at it",
+                src, j->x.clamped, o->w->name);
+    if (j->malformed)
+        cli_err("%s: %" PRIu64 " malformed CAN records skipped", src, j->malformed);
+    if (damage || j->malformed)
+        rc = CLI_ERR;
+    free(buf);
+    free(j);
     return rc;
 }
 
+/* ---- outputs ------------------------------------------------------------------------- */
+
+static FILE *open_out(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        cli_err("%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    return f;
+}
+
+static int close_out(FILE *f, const char *name)
+{
+    int c = fflush(f);
+
+    if (f != stdout && fclose(f))
+        c = EOF;
+    if (c) {
+        cli_err("%s: write failed: %s", name, strerror(errno));
+        return CLI_ERR;
+    }
+    return 0;
+}
+
+/* ---- --all ----------------------------------------------------------------------------- */
+
+static int is_log_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && strcasecmp(name + n - 4, ".SFL") == 0;
+}
+
+struct walk {
+    const struct opts *o;
+    struct sf_vol *vol;
+    const char *outdir;
+    unsigned logs;
+    int rc;
+};
+
+static int export_vol_file(struct walk *w, const char *path, const char *rel)
+{
+    size_t n = strlen(rel);
+    char *out_path = malloc(strlen(w->outdir) + n + 16);
+    struct sf_file f;
+    struct input in = { -1, &f };
+    FILE *out;
+    int err, rc;
+
+    if (!out_path) {
+        cli_err("out of memory");
+        return CLI_ERR;
+    }
+    sprintf(out_path, "%s/%.*s.%s", w->outdir, (int)(n - 4), rel, w->o->w->ext);
+    if ((err = sf_open(w->vol, &f, path, SF_O_RDONLY))) {
+        cli_err("%s: %s", path, sf_strerror(err));
+        free(out_path);
+        return CLI_ERR;
+    }
+    if (!(out = open_out(out_path))) {
+        sf_close(&f);
+        free(out_path);
+        return CLI_ERR;
+    }
+    rc = export_one(w->o, path, &in, out, out_path);
+    if (close_out(out, out_path))
+        rc = CLI_ERR;
+    sf_close(&f);
+    printf("%s -> %s%s\n", path, out_path, rc ? " (with errors)" : "");
+    w->logs++;
+    free(out_path);
+    return rc;
+}
+
+/* Walk the volume directory `path` (host subdirectory `rel` under outdir). */
+static void walk_dir(struct walk *w, const char *path, const char *rel, unsigned depth)
+{
+    struct sf_dir *d = malloc(sizeof *d);
+    struct sf_stat *st = malloc(sizeof *st);
+    int err, k;
+
+    if (!d || !st) {
+        cli_err("out of memory");
+        w->rc = CLI_ERR;
+        goto out;
+    }
+    if ((err = sf_opendir(w->vol, d, path))) {
+        cli_err("%s: %s", *path ? path : "/", sf_strerror(err));
+        w->rc = CLI_ERR;
+        goto out;
+    }
+    while ((k = sf_readdir(d, st)) == 1) {
+        char *sub, *subrel;
+        if (strcmp(st->name, ".") == 0 || strcmp(st->name, "..") == 0)
+            continue;
+        sub = cli_path_join(path, st->name);
+        subrel = *rel ? cli_path_join(rel, st->name) : strdup(st->name);
+        if (!sub || !subrel) {
+            cli_err("out of memory");
+            w->rc = CLI_ERR;
+        } else if (st->attr & SF_ATTR_DIR) {
+            char *host = malloc(strlen(w->outdir) + strlen(subrel) + 2);
+            if (depth >= MAX_DEPTH || !host) {
+                cli_err("%s: directories nested too deep, skipped", sub);
+                w->rc = CLI_ERR;
+            } else {
+                sprintf(host, "%s/%s", w->outdir, subrel);
+                if (mkdir(host, 0777) && errno != EEXIST) {
+                    cli_err("%s: %s", host, strerror(errno));
+                    w->rc = CLI_ERR;
+                } else {
+                    walk_dir(w, sub, subrel, depth + 1);
+                    rmdir(host);           /* only succeeds when no log was below */
+                }
+            }
+            free(host);
+        } else if (is_log_name(st->name) && export_vol_file(w, sub, subrel)) {
+            w->rc = CLI_ERR;
+        }
+        free(sub);
+        free(subrel);
+    }
+    if (k < 0) {
+        cli_err("%s: %s", *path ? path : "/", sf_strerror(k));
+        w->rc = CLI_ERR;
+    }
+    sf_closedir(d);
+out:
+    free(d);
+    free(st);
+}
+
+static int export_all(const struct opts *o, const char *target, const char *outdir,
+                      uint32_t partition)
+{
+    struct target t;
+    struct walk w = { o, NULL, outdir, 0, 0 };
+
+    if (mkdir(outdir, 0777) && errno != EEXIST) {
+        cli_err("%s: %s", outdir, strerror(errno));
+        return CLI_ERR;
+    }
+    if (target_open(&t, target, TARGET_RDONLY, partition))
+        return CLI_ERR;
+    w.vol = &t.vol;
+    walk_dir(&w, "/", "", 0);
+    if (target_close(&t))
+        w.rc = CLI_ERR;
+    if (!w.logs)
+        fprintf(stderr, "export: no log files (*.SFL) on %s\n", target);
+    return w.rc;
+}
+
+/* ---- the command ----------------------------------------------------------------------- */
+
 int cmd_export(int argc, char **argv)
 {
+    struct opts o;
     const char *out_path = NULL;
     uint32_t partition = 0;
-    struct exporter *x;
-    int c, rc, nargs;
+    int c, rc, nargs, all = 0;
+    uint64_t v;
+    FILE *out;
 
+    memset(&o, 0, sizeof o);
+    o.w = &export_candump;
+    o.blf_level = 6;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'f':
-            if (strcmp(optarg, "candump") != 0)
-                return cli_usage("unknown format '%s' (known: candump)", optarg);
+        case 'f': {
+            unsigned i;
+            for (i = 0; i < sizeof writers / sizeof writers[0]; i++)
+                if (strcmp(optarg, writers[i]->name) == 0)
+                    break;
+            if (i == sizeof writers / sizeof writers[0])
+                return cli_usage("unknown format '%s' (known: candump, asc, blf, csv, "
+                                 "csv-wide, raw)", optarg);
+            o.w = writers[i];
             break;
+        }
         case 'o':
             out_path = optarg;
             break;
-        case 'P':
+        case OPT_PARTITION:
             if (cli_parse_partition(optarg, &partition))
                 return CLI_USAGE;
+            break;
+        case OPT_ALL:
+            all = 1;
+            break;
+        case OPT_CHANNEL:
+            if (o.nchan == MAX_CHANNEL_FILTERS)
+                return cli_usage("at most %d --channel options", MAX_CHANNEL_FILTERS);
+            if (!*optarg || strlen(optarg) >= EXPORT_IFNAME_MAX)
+                return cli_usage("--channel '%s': expects a channel number or name", optarg);
+            o.chan[o.nchan++] = optarg;
+            break;
+        case OPT_ID:
+            if (o.nids == SRC_MAX_FILTERS)
+                return cli_usage("at most %d --id options", SRC_MAX_FILTERS);
+            if (src_parse_filter(optarg, &o.ids[o.nids]))
+                return cli_usage("--id '%s': expects hex ID[/MASK] or !ID[/MASK]", optarg);
+            if (!o.ids[o.nids].reject)
+                o.id_accept = 1;
+            o.nids++;
+            break;
+        case OPT_FROM:
+            if (parse_tbound("--from", optarg, &o.from))
+                return CLI_USAGE;
+            break;
+        case OPT_TO:
+            if (parse_tbound("--to", optarg, &o.to))
+                return CLI_USAGE;
+            break;
+        case OPT_ABSOLUTE:
+            o.relative = 0;
+            break;
+        case OPT_RELATIVE:
+            o.relative = 1;
+            break;
+        case OPT_BLF_COMPRESS:
+            if (cli_parse_uint(optarg, 9, &v))
+                return cli_usage("--blf-compress '%s': expects 0 (stored) to 9", optarg);
+            o.blf_level = (int)v;
             break;
         case 'h':
             fputs(export_help, stdout);
@@ -348,7 +774,17 @@ int cmd_export(int argc, char **argv)
             return cli_bad_option(c, argv);
         }
     }
+    if (o.relative && o.w->has_start)
+        return cli_usage("--relative does not apply to %s: its times always count from the "
+                         "start time in its header", o.w->name);
     nargs = argc - optind;
+    if (all) {
+        if (nargs != 2)
+            return cli_usage("--all needs TARGET DIR");
+        if (out_path)
+            return cli_usage("--all writes into DIR; -o does not apply");
+        return export_all(&o, argv[optind], argv[optind + 1], partition);
+    }
     if (nargs < 1)
         return cli_usage("missing FILE, or TARGET PATH");
     if (nargs > 2)
@@ -356,37 +792,31 @@ int cmd_export(int argc, char **argv)
     if (nargs == 1 && partition)
         return cli_usage("--partition needs TARGET PATH");
 
-    x = calloc(1, sizeof *x);
-    if (!x) {
-        cli_err("out of memory");
+    out = stdout;
+    if (out_path && !(out = open_out(out_path)))
         return CLI_ERR;
-    }
-    x->out = stdout;
-    if (out_path && !(x->out = fopen(out_path, "w"))) {
-        cli_err("%s: %s", out_path, strerror(errno));
-        free(x);
-        return CLI_ERR;
-    }
-    setvbuf(x->out, NULL, _IOFBF, 1 << 20);
+    if (!out_path)
+        setvbuf(out, NULL, _IOFBF, 1 << 20);
 
     if (nargs == 1) {
         const char *file = argv[optind];
-        int fd = strcmp(file, "-") == 0 ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
-        x->src = strcmp(file, "-") == 0 ? "standard input" : file;
-        if (fd < 0) {
+        int is_stdin = strcmp(file, "-") == 0;
+        struct input in = { is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC), NULL };
+        if (in.fd < 0) {
             cli_err("%s: %s", file, strerror(errno));
             rc = CLI_ERR;
         } else {
-            rc = run(x, read_fd, &fd);
-            if (fd != STDIN_FILENO)
-                close(fd);
+            rc = export_one(&o, is_stdin ? "standard input" : file, &in, out,
+                            out_path ? out_path : "standard output");
+            if (!is_stdin)
+                close(in.fd);
         }
     } else {
         struct target t;
         struct sf_file f;
+        struct input in = { -1, &f };
         const char *path = argv[optind + 1];
         int err;
-        x->src = path;
         if (target_open(&t, argv[optind], TARGET_RDONLY, partition)) {
             rc = CLI_ERR;
         } else {
@@ -394,21 +824,14 @@ int cmd_export(int argc, char **argv)
                 cli_err("%s: %s: %s", t.path, path, sf_strerror(err));
                 rc = CLI_ERR;
             } else {
-                rc = run(x, read_vol, &f);
+                rc = export_one(&o, path, &in, out, out_path ? out_path : "standard output");
                 sf_close(&f);
             }
             if (target_close(&t))
                 rc = CLI_ERR;
         }
     }
-    c = fflush(x->out);
-    if (x->out != stdout && fclose(x->out))
-        c = EOF;
-    if (c) {
-        cli_err("%s: write failed: %s", out_path ? out_path : "standard output",
-                strerror(errno));
+    if (close_out(out, out_path ? out_path : "standard output"))
         rc = CLI_ERR;
-    }
-    free(x);
     return rc;
 }

@@ -144,7 +144,7 @@ sf_err 1 export "$IMG" logs/NOPE.SFL
 sf_ok export --help >"$WORK/help"
 grep -q 'candump' "$WORK/help" || fail "--help does not describe candump"
 sf_err 2 export
-sf_err 2 export --format asc "$LOGF"
+sf_err 2 export --format pcap "$LOGF"
 sf_err 2 export "$IMG" a b
 sf_err 2 export --bogus "$LOGF"
 sf_err 1 export "$WORK/does-not-exist.SFL"

@@ -1,0 +1,79 @@
+/* log_frames FILE: the records of a streamfat log file on the host, as the library's decoder
+ * gives them, one per line, for the export tests to compare exported files against:
+ *
+ *   start START_NS                              the file header's start time
+ *   chan CH NAME                                a CHANNEL record
+ *   can TS_NS CH ID FLAGS LEN HEX               a CAN record (id, SF_CAN_* flags in hex)
+ *   rec TYPE TS_NS CH HEX                       any other data record (type in hex)
+ *
+ * Damage events go to stderr; exit 0 when the file decoded cleanly, 1 otherwise. */
+#include "streamfat/decode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static sf_ssize_t rd(void *ctx, void *buf, size_t n)
+{
+    size_t r = fread(buf, 1, n, ctx);
+    return r || !ferror(ctx) ? (sf_ssize_t)r : SF_EIO;
+}
+
+static void hex(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        printf("%02x", p[i]);
+    if (!n)
+        putchar('-');
+}
+
+int main(int argc, char **argv)
+{
+    struct sf_dec d;
+    struct sf_dec_event ev;
+    FILE *f;
+    void *buf = malloc(SF_BLOCK_MAX);
+    int k;
+
+    if (argc != 2 || !buf) {
+        fprintf(stderr, "usage: log_frames FILE\n");
+        return 2;
+    }
+    if (!(f = fopen(argv[1], "rb"))) {
+        perror(argv[1]);
+        return 1;
+    }
+    sf_dec_init(&d, buf, SF_BLOCK_MAX);
+    while ((k = sf_dec_read(&d, rd, f, &ev)) != SF_DEC_END) {
+        const struct sf_rec *r = &ev.rec;
+        struct sf_can c;
+        if (k < 0) {
+            fprintf(stderr, "log_frames: read error %d\n", k);
+            return 1;
+        }
+        if (ev.kind == SF_DEC_HEADER) {
+            printf("start %llu\n", (unsigned long long)ev.hdr.start_ts);
+        } else if (ev.kind != SF_DEC_RECORD) {
+            fprintf(stderr, "log_frames: damage event %d at block %llu\n", ev.kind,
+                    (unsigned long long)ev.block);
+        } else if (r->type == SF_REC_CHANNEL) {
+            printf("chan %u %.*s\n", r->channel, (int)r->length, (const char *)r->body);
+        } else if (r->type == SF_REC_CAN) {
+            if (sf_rec_get_can(r, &c)) {
+                fprintf(stderr, "log_frames: malformed CAN record\n");
+                return 1;
+            }
+            printf("can %llu %u %x %x %u ", (unsigned long long)r->ts, r->channel, c.id,
+                   c.flags, c.len);
+            hex(c.data, (c.flags & SF_CAN_RTR) ? 0 : c.len);
+            putchar('\n');
+        } else if (r->type != SF_REC_META) {
+            printf("rec %x %llu %u ", r->type, (unsigned long long)r->ts, r->channel);
+            hex(r->body, r->length);
+            putchar('\n');
+        }
+    }
+    fclose(f);
+    free(buf);
+    return sf_dec_stats(&d)->damage_events ? 1 : 0;
+}
