@@ -31,6 +31,9 @@ void board_can_stop(void);
 /* Sleep until the next interrupt. */
 void board_idle(void);
 
+/* The most stack used since reset, in bytes (startup.c paints the top 64 KiB). */
+uint32_t board_stack_used(void);
+
 /* Called by the SysTick handler each millisecond after it counted the tick (main.c). */
 void app_tick(uint32_t ms);
 /* The CAN interrupt handler's work (main.c): the producer. */

@@ -342,6 +342,11 @@ int main(void)
         return failed("sf_unmount", err);
     if (write_image(o.out))
         return 1;
+    struct sh_line l = { .n = 0 };
+    sh_add(&l, "baremetal: stack used ");
+    sh_add_u64(&l, board_stack_used());
+    sh_add(&l, " bytes (interrupts included)");
+    sh_flush(&l);
     sh_puts("baremetal: ok\n");
     return 0;
 }

@@ -49,8 +49,32 @@ static const vector vectors[16 + 32] = {
     [16 + BOARD_CAN_IRQ] = CAN_IRQHandler,
 };
 
+/* Stack measurement: the STACK_PAINT bytes below the top are filled with a pattern at
+ * reset; the deepest word no longer holding it marks the most stack used so far. */
+#define STACK_PAINT (64u * 1024u)
+#define PAINT 0xA5C3A5C3u
+
+static __attribute__((always_inline)) inline uint32_t sp_now(void)
+{
+    uint32_t sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    return sp;
+}
+
+uint32_t board_stack_used(void)
+{
+    const uint32_t *w = (const uint32_t *)((uintptr_t)__stack_top - STACK_PAINT);
+    while (w < __stack_top && *w == PAINT)
+        w++;
+    return (uint32_t)((uintptr_t)__stack_top - (uintptr_t)w);
+}
+
 void Reset_Handler(void)
 {
+    /* Below this function's own frame only. */
+    for (uint32_t *w = (uint32_t *)((uintptr_t)__stack_top - STACK_PAINT);
+         (uintptr_t)w < sp_now() - 64u; w++)
+        *w = PAINT;
     memcpy(__data_start, __data_load, (size_t)((uint8_t *)__data_end - (uint8_t *)__data_start));
     memset(__bss_start, 0, (size_t)((uint8_t *)__bss_end - (uint8_t *)__bss_start));
     /* The disk starts erased (zeros), so the image written out is the same on every run

@@ -62,6 +62,10 @@ run_case() {
     ((accepted + dropped == offered)) || fail "$name: accepted + dropped != offered"
     ((accepted > 8000 * 2 / 3)) || fail "$name: only $accepted frames accepted"
     DROPPED=$dropped
+    local stack
+    stack=$(awk '/^baremetal: stack used/ { print $4 }' "$out")
+    [[ -n $stack ]] && ((stack < 16384)) ||
+        fail "$name: stack use '${stack}' not reported or beyond the 16 KiB the linker script keeps"
 
     # The independent checker.
     local frc=0
