@@ -7,6 +7,8 @@
 #                   options to ctest, e.g. CTEST_ARGS='-R unit_' or CTEST_ARGS='-L script'
 #   make check-long  the same with SF_LONG=1: the heavy cases as well
 #   make arm        build-arm/libstreamfat-core.a for Cortex-M4 and its size
+#   make size       code size and stack per feature set on Cortex-M4, linked as a firmware
+#                   would (scripts/size.sh; build-arm/size/; docs/BENCHMARKS.md "Code size")
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
 #                   fsck.exfat -n on the image it made
 #   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
@@ -23,7 +25,7 @@ CMAKE      ?= cmake
 CTEST      ?= ctest
 CTEST_ARGS ?=
 
-.PHONY: all build asan check check-long deps arm demo install bench clean
+.PHONY: all build asan check check-long deps arm size demo install bench clean
 
 all: build
 
@@ -58,6 +60,9 @@ $(ARM_BUILD)/CMakeCache.txt:
 arm: $(ARM_BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(ARM_BUILD) -j $(JOBS)
 	arm-none-eabi-size -t $(ARM_BUILD)/libstreamfat-core.a
+
+size:
+	bash scripts/size.sh $(ARM_BUILD)/size
 
 demo: build
 	mkdir -p $(DEMO_DIR)

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "config.h"     /* feature options: SF_HAVE_FAT, SF_HAVE_WRITE, ... */
 
 #ifdef __cplusplus
 extern "C" {

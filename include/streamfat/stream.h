@@ -29,7 +29,15 @@
 extern "C" {
 #endif
 
-#define SF_STREAM_MAX_QD 64       /* requests in flight at most */
+/* Requests in flight at most. It sizes struct sf_stream (about 100 bytes a request on a
+ * 32-bit target; two streams live in struct sf_log): a microcontroller that keeps 4 in flight
+ * builds the library and its own code with -DSF_STREAM_MAX_QD=4 (docs/PORTING.md). */
+#ifndef SF_STREAM_MAX_QD
+#define SF_STREAM_MAX_QD 64
+#endif
+#if SF_STREAM_MAX_QD < 4
+#error "SF_STREAM_MAX_QD below 4: the default queue depth is 4"
+#endif
 #define SF_STREAM_EXTENTS 16      /* allocated extents kept ahead of the data */
 #define SF_STREAM_BIOS (SF_STREAM_MAX_QD * 2)
 

@@ -545,8 +545,13 @@ int sf_mkfs(struct sf_bdev *bd, const struct sf_mkfs_opts *o, const char **why)
         if (type == SF_FS_FAT16 && !fat_mkfs_fits(bd, o))
             type = SF_FS_EXFAT;
     }
-    if (type == SF_FS_EXFAT)
+    if (type == SF_FS_EXFAT) {
+        if (!SF_HAVE_EXFAT) {
+            *why = "exFAT support is not built in (SF_NO_EXFAT)";
+            return SF_ENOTSUP;
+        }
         return exfat_mkfs(bd, o, why);
+    }
     if (type == SF_FS_FAT32 || type == SF_FS_FAT16) {
         struct sf_mkfs_opts t = *o;
         t.fs_type = type;

@@ -16,7 +16,8 @@
 
 static int file_writable(const struct sf_file *f)
 {
-    return (f->flags & SF_O_ACCMODE) != SF_O_RDONLY;
+    /* A read-only build (SF_READONLY) knows at compile time: the write paths drop out. */
+    return SF_HAVE_WRITE && (f->flags & SF_O_ACCMODE) != SF_O_RDONLY;
 }
 
 static uint32_t file_clusters(const struct sf_file *f)
@@ -42,7 +43,7 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
         return SF_EINVAL;
     if ((flags & SF_O_ACCMODE) == SF_O_ACCMODE)
         return SF_EINVAL;
-    if (writable && v->rdonly)
+    if (writable && (!SF_HAVE_WRITE || v->rdonly))
         return SF_EROFS;
     if ((err = path_resolve(v, path, 0, &r)))
         return err;
@@ -66,7 +67,7 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
         f->ctime = r.d.ctime;
         f->mtime = r.d.mtime;
     } else {
-        if (!(flags & SF_O_CREAT))
+        if (!SF_HAVE_WRITE || !(flags & SF_O_CREAT))   /* read-only build: refused above */
             return SF_ENOENT;
         sf_time_ms now = vol_now(v);
         if ((err = vol_begin_write(v)))
@@ -89,14 +90,14 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
     f->flags = flags;
     f->size = f->data_length;
     f->parent_first = r.parent.first;
-    if (writable) {
+    if (SF_HAVE_WRITE && writable) {
         if ((err = vol_begin_write(v)))
             return err;
         v->writers++;
     }
     f->next_open = v->open_files;
     v->open_files = f;
-    if ((flags & SF_O_TRUNC) && f->size && (err = sf_truncate(f, 0))) {
+    if (SF_HAVE_WRITE && (flags & SF_O_TRUNC) && f->size && (err = sf_truncate(f, 0))) {
         sf_close(f);
         return err;
     }

@@ -61,7 +61,7 @@ int sf_mkdir(struct sf_vol *v, const char *path)
     int err;
     if (!v || v->fs_type == SF_FS_NONE || !path)
         return SF_EINVAL;
-    if (v->rdonly)
+    if (!SF_HAVE_WRITE || v->rdonly)
         return SF_EROFS;
     if ((err = path_resolve(v, path, 0, &r)))
         return err;
@@ -93,7 +93,7 @@ static int remove_path(struct sf_vol *v, const char *path, int want_dir)
     int err;
     if (!v || v->fs_type == SF_FS_NONE || !path)
         return SF_EINVAL;
-    if (v->rdonly)
+    if (!SF_HAVE_WRITE || v->rdonly)
         return SF_EROFS;
     if ((err = path_resolve(v, path, 0, &r)))
         return err;
@@ -134,7 +134,7 @@ int sf_rename(struct sf_vol *v, const char *from, const char *to)
     int err;
     if (!v || v->fs_type == SF_FS_NONE || !from || !to)
         return SF_EINVAL;
-    if (v->rdonly)
+    if (!SF_HAVE_WRITE || v->rdonly)
         return SF_EROFS;
     if ((err = path_resolve(v, from, 0, &a)))
         return err;

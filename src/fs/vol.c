@@ -41,7 +41,8 @@ int sf_mount(struct sf_vol *v, const struct sf_vol_cfg *cfg)
         return SF_EINVAL;
     v->cfg = *cfg;
     v->bd = cfg->bd;
-    v->rdonly = (cfg->flags & SF_VOL_RDONLY) || (cfg->bd->flags & SF_BDEV_READONLY);
+    v->rdonly = !SF_HAVE_WRITE || (cfg->flags & SF_VOL_RDONLY) ||
+                (cfg->bd->flags & SF_BDEV_READONLY);
     if (cfg->bd->sector_size != 512 && cfg->bd->sector_size != 4096)
         return SF_EINVAL;
     if (cfg->buf_size < SF_VOL_BUF_MIN(cfg->bd->sector_size)) {
@@ -101,7 +102,7 @@ int vol_flush(struct sf_vol *v)
 int vol_begin_write(struct sf_vol *v)
 {
     int err;
-    if (v->rdonly)
+    if (!SF_HAVE_WRITE || v->rdonly)
         return SF_EROFS;
     if (v->dirty_set)
         return 0;
@@ -145,7 +146,7 @@ int sf_unmount(struct sf_vol *v)
         if (v->open_files == f)   /* close failed to unlink: do not loop */
             v->open_files = f->next_open;
     }
-    if (!v->rdonly) {
+    if (SF_HAVE_WRITE && !v->rdonly) {
         e = vol_clean(v);
         if (e && !err)
             err = e;

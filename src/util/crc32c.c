@@ -5,8 +5,10 @@
  * Portable path: slicing-by-16 (sixteen 256-entry tables, 16 KiB of read-only data, sixteen
  * independent lookups per 16 bytes). On this project's 2-core x86-64 build machine at -O2 it
  * measured 1.2-1.5 GB/s against 0.9-1.0 GB/s for slicing-by-8 (see the unit test's
- * benchmark line). With -msse4.2 on x86-64 the crc32 instruction does the work instead
- * (about 4 GB/s); it computes the same function. */
+ * benchmark line). SF_SMALL_TABLES (include/streamfat/config.h; the default on bare metal)
+ * keeps only the first table, 1 KiB, and goes byte by byte (one lookup per byte), for
+ * flash-limited microcontrollers. With -msse4.2 on x86-64 the crc32 instruction does the
+ * work instead (about 4 GB/s); it computes the same function. */
 #include "streamfat/rec.h"
 #include "util/le.h"
 
@@ -21,7 +23,11 @@
 #if !CRC32C_HW
 /* crc_tab[0][b]: CRC register after byte b; crc_tab[k][b]: byte b followed by k zero bytes
  * (crc_tab[k][b] = crc_tab[k-1][b] >> 8 ^ crc_tab[0][crc_tab[k-1][b] & 0xFF]). */
+#ifdef SF_SMALL_TABLES
+static const uint32_t crc_tab[1][256] = {
+#else
 static const uint32_t crc_tab[16][256] = {
+#endif
     {
         0x00000000u, 0xF26B8303u, 0xE13B70F7u, 0x1350F3F4u, 0xC79A971Fu, 0x35F1141Cu,
         0x26A1E7E8u, 0xD4CA64EBu, 0x8AD958CFu, 0x78B2DBCCu, 0x6BE22838u, 0x9989AB3Bu,
@@ -67,6 +73,7 @@ static const uint32_t crc_tab[16][256] = {
         0xD5CF889Du, 0x27A40B9Eu, 0x79B737BAu, 0x8BDCB4B9u, 0x988C474Du, 0x6AE7C44Eu,
         0xBE2DA0A5u, 0x4C4623A6u, 0x5F16D052u, 0xAD7D5351u,
     },
+#ifndef SF_SMALL_TABLES      /* tables 1..15: slicing-by-16 */
     {
         0x00000000u, 0x13A29877u, 0x274530EEu, 0x34E7A899u, 0x4E8A61DCu, 0x5D28F9ABu,
         0x69CF5132u, 0x7A6DC945u, 0x9D14C3B8u, 0x8EB65BCFu, 0xBA51F356u, 0xA9F36B21u,
@@ -742,6 +749,7 @@ static const uint32_t crc_tab[16][256] = {
         0xF4335F23u, 0x063F52DDu, 0x5A26B1E2u, 0xA82ABC1Cu, 0xBBD2DCEFu, 0x49DED111u,
         0x9C221D09u, 0x6E2E10F7u, 0x7DD67004u, 0x8FDA7DFAu,
     },
+#endif
 };
 
 #define T(k, v) crc_tab[k][(v) & 0xFFu]
@@ -755,6 +763,7 @@ uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
         crc = (crc >> 8) ^ T(0, crc ^ *b++);
         n--;
     }
+#ifndef SF_SMALL_TABLES
     while (n >= 16) {
         uint32_t w0 = crc ^ ld_le32(b), w1 = ld_le32(b + 4), w2 = ld_le32(b + 8),
                  w3 = ld_le32(b + 12);
@@ -765,6 +774,7 @@ uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
         b += 16;
         n -= 16;
     }
+#endif
     while (n--)
         crc = (crc >> 8) ^ T(0, crc ^ *b++);
     return ~crc;

@@ -1,0 +1,69 @@
+/* Compile-time feature options of the core (docs/PORTING.md, "Build options").
+ *
+ * Each option drops whole source files; CMake does the dropping and defines the macro, so
+ * with CMake set -DSF_FAT=OFF etc. and nothing else. A firmware that compiles the sources
+ * in its own build leaves out the same files and defines the same macros:
+ *
+ *   macro            CMake option       files left out               the call that remains
+ *   SF_NO_FAT        -DSF_FAT=OFF       src/fs/fat_*.c               mounting a FAT volume or
+ *                                       (src/fs/fat_off.c instead)   sf_mkfs of FAT: SF_ENOTSUP
+ *   SF_NO_EXFAT      -DSF_EXFAT=OFF     src/fs/exfat_{vol,alloc,dir}.c   the same for exFAT
+ *                                       (src/fs/exfat_off.c instead)
+ *   SF_NO_MKFS       -DSF_MKFS=OFF      src/fs/exfat_mkfs.c and      sf_mkfs: SF_ENOTSUP
+ *                                       fat_mkfs.c (mkfs_off.c in)
+ *   SF_NO_LOG        -DSF_LOG=OFF       src/log/ but the record      sf_log_*: not defined
+ *                                       codec (rec.c, decode.c)
+ *   SF_NO_CHECK      -DSF_CHECK=OFF     src/check/                   sf_check: not defined
+ *   SF_READONLY      -DSF_READONLY=ON   src/stream/, and as above    opening for writing,
+ *                                       mkfs, log, check             mkdir, unlink, rename:
+ *                                                                    SF_EROFS
+ *   SF_SMALL_TABLES  -DSF_SMALL_TABLES=ON  no file left out: CRC-32C keeps one 1 KiB table
+ *                    (default ON on        instead of sixteen (16 KiB) and goes byte by byte
+ *                    bare metal)
+ *
+ * Read-only keeps the write paths' code out of a linked program: every entry point that
+ * would write fails before reaching it, so --gc-sections drops it. */
+#ifndef STREAMFAT_CONFIG_H
+#define STREAMFAT_CONFIG_H
+
+#ifdef SF_NO_FAT
+#define SF_HAVE_FAT 0
+#else
+#define SF_HAVE_FAT 1
+#endif
+
+#ifdef SF_NO_EXFAT
+#define SF_HAVE_EXFAT 0
+#else
+#define SF_HAVE_EXFAT 1
+#endif
+
+#ifdef SF_READONLY
+#define SF_HAVE_WRITE 0
+#else
+#define SF_HAVE_WRITE 1
+#endif
+
+#if defined(SF_NO_MKFS) || defined(SF_READONLY)
+#define SF_HAVE_MKFS 0
+#else
+#define SF_HAVE_MKFS 1
+#endif
+
+#if defined(SF_NO_LOG) || defined(SF_READONLY)
+#define SF_HAVE_LOG 0
+#else
+#define SF_HAVE_LOG 1
+#endif
+
+#if defined(SF_NO_CHECK) || defined(SF_READONLY)
+#define SF_HAVE_CHECK 0
+#else
+#define SF_HAVE_CHECK 1
+#endif
+
+#if !SF_HAVE_FAT && !SF_HAVE_EXFAT
+#error "streamfat: SF_NO_FAT and SF_NO_EXFAT together leave no file system"
+#endif
+
+#endif

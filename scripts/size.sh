@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Code size and stack of the freestanding core on a Cortex-M4, per feature set (`make size`,
+# tests/scripts/t_size.sh, docs/BENCHMARKS.md "Code size").
+#
+#   scripts/size.sh [OUTDIR]        (default build-arm/size)
+#   SIZE_SETS="runtime readonly" scripts/size.sh    only those sets
+#
+# For each set the core is built with arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -Os
+# -ffreestanding -ffunction-sections -fdata-sections and the set's CMake options, a reference
+# program (size/NAME.c: the calls such a firmware makes) is linked against it with
+# --gc-sections and newlib-nano's memcpy/memset/memmove/memcmp, and the program's size minus
+# that of an empty program (size/empty.c) is printed:
+#
+#   size NAME text=N data=N bss=N stack=N deepest=f>g>h
+#
+# text includes read-only data (tables) as it sits in flash. stack is the deepest chain of
+# direct calls below the program's entry, summed from -fstack-usage frames
+# (scripts/size_stack.py): a lower bound, since calls through function pointers (the block
+# device, clocks, callbacks) are not followed and recursion is counted once.
+#
+# Sets and their options:
+#   runtime   -DSF_MKFS=OFF -DSF_CHECK=OFF   exFAT + FAT mount, file read/write, stream, log, codec
+#   readonly  -DSF_READONLY=ON               exFAT + FAT mount, lookup, readdir, read
+#   mkfs      defaults                       sf_mkfs (exFAT, FAT32, FAT16, MBR/GPT)
+#   check     defaults                       sf_check (only when the core has src/check/)
+#   full      defaults                       every entry point of the core
+# and two variants of runtime with one file system (not in the default list):
+#   runtime-exfat  -DSF_FAT=OFF ...         runtime-fat  -DSF_EXFAT=OFF ...
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$src/build-arm/size}
+jobs=${JOBS:-2}
+
+for t in arm-none-eabi-gcc arm-none-eabi-size arm-none-eabi-nm cmake python3; do
+    if ! command -v "$t" >/dev/null 2>&1; then
+        echo "size.sh: $t not installed (scripts/deps.sh installs it)" >&2
+        exit 77
+    fi
+done
+
+cpu_flags="-mcpu=cortex-m4 -mthumb -Os -ffreestanding"
+flags="$cpu_flags -ffunction-sections -fdata-sections -fstack-usage -fcallgraph-info=su"
+mkdir -p "$out"
+
+build_core() {  # dir, cmake options...
+    local dir=$out/$1
+    shift
+    if ! cmake -S "$src" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/arm-none-eabi.cmake" \
+            -DCMAKE_C_FLAGS="$flags" "$@" >"$dir.log" 2>&1 ||
+       ! cmake --build "$dir" -j "$jobs" >>"$dir.log" 2>&1; then
+        cat "$dir.log" >&2
+        echo "size.sh: core build '$(basename "$dir")' failed ($*)" >&2
+        exit 1
+    fi
+}
+
+link() {  # name, core dir (- for none), extra cflags... -> $out/NAME.elf
+    local name=$1 lib=$out/$2/libstreamfat-core.a
+    [ "$2" = - ] && lib=
+    shift 2
+    local o=$out/prog/$name
+    mkdir -p "$o"
+    arm-none-eabi-gcc $flags -std=c11 -Wall -Wextra -Werror "$@" -I"$src/include" \
+        -c "$src/size/start.c" -o "$o/start.o"
+    arm-none-eabi-gcc $flags -std=c11 -Wall -Wextra -Werror "$@" -I"$src/include" \
+        -c "$src/size/$name.c" -o "$o/$name.o"
+    arm-none-eabi-gcc $cpu_flags -nostartfiles --specs=nano.specs -Wl,--gc-sections \
+        -Wl,--entry=sf_size_entry -Wl,-Map="$out/$name.map" \
+        "$o/start.o" "$o/$name.o" $lib -lc -lgcc -o "$out/$name.elf"
+}
+
+sizes() {  # elf -> "text data bss"
+    arm-none-eabi-size "$1" | awk 'NR == 2 { print $1, $2, $3 }'
+}
+
+report() {  # name, core dir
+    report_as "$1" "$1" "$2"
+}
+
+report_as() {  # name printed, program, core dir
+    local name=$1 prog=$2 dir=$out/$3
+    read -r t d b < <(sizes "$out/$name.elf")
+    arm-none-eabi-nm "$out/$name.elf" >"$out/$name.nm"
+    mapfile -t cis < <(find "$dir" "$out/prog/$prog" -name '*.ci' | sort)
+    read -r stack path < <(python3 "$src/scripts/size_stack.py" sf_size_main "$out/$name.nm" \
+                           "${cis[@]}")
+    echo "size $name text=$((t - et)) data=$((d - ed)) bss=$((b - eb)) stack=$stack deepest=$path"
+}
+
+sets=${SIZE_SETS:-runtime runtime-exfat runtime-fat readonly mkfs check full}
+want() { [[ " $sets " == *" $1 "* ]]; }
+
+want runtime && build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF
+want readonly && build_core core-readonly -DSF_READONLY=ON
+if want mkfs || want check || want full; then
+    build_core core-full
+fi
+
+link empty -
+read -r et ed eb < <(sizes "$out/empty.elf")
+
+if want runtime; then
+    link runtime core-runtime
+    report runtime core-runtime
+fi
+if want readonly; then
+    link readonly core-readonly
+    report readonly core-readonly
+fi
+# One file system only: the runtime program against a core without FAT or without exFAT
+# (the other's mount then fails with SF_ENOTSUP through src/fs/*_off.c).
+if want runtime-exfat; then
+    build_core core-exfat -DSF_FAT=OFF -DSF_MKFS=OFF -DSF_CHECK=OFF
+    link runtime core-exfat
+    mv "$out/runtime.elf" "$out/runtime-exfat.elf"
+    report_as runtime-exfat runtime core-exfat
+fi
+if want runtime-fat; then
+    build_core core-fat -DSF_EXFAT=OFF -DSF_MKFS=OFF -DSF_CHECK=OFF
+    link runtime core-fat
+    mv "$out/runtime.elf" "$out/runtime-fat.elf"
+    report_as runtime-fat runtime core-fat
+fi
+if want mkfs; then
+    link mkfs core-full
+    report mkfs core-full
+fi
+have_check=0
+if (want check || want full) &&
+        arm-none-eabi-nm -g --defined-only "$out/core-full/libstreamfat-core.a" 2>/dev/null |
+        grep -q ' T sf_check$'; then
+    have_check=1
+fi
+if want check; then
+    if [ "$have_check" = 1 ]; then
+        link check core-full
+        report check core-full
+    else
+        echo "size check n/a (the core has no sf_check yet: src/check/ is not part of it)"
+    fi
+fi
+if want full; then
+    link full core-full -DSF_SIZE_HAVE_CHECK=$have_check
+    report full core-full
+fi
+echo "# text includes const tables; data/bss: the library's own static memory (caller buffers"
+echo "# not counted). stack: deepest direct-call chain from -fstack-usage, a lower bound"
+echo "# (calls through function pointers not followed, recursion counted once)."

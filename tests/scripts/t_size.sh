@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Code size of the core on a Cortex-M4 must not grow past its budget (scripts/size.sh,
+# docs/BENCHMARKS.md "Code size"), and the feature options must stay buildable.
+#
+# 1. Builds the runtime and readonly sets (scripts/size.sh) and checks each against
+#      the goal of issue 9 where it is met, else against the recorded limit: the size
+#      measured when the limit was set plus a few percent, so that growth is noticed and
+#      the limit is raised (or the code shrunk) on purpose, in the same commit.
+#      Goals: runtime text <= 24 KiB, data + bss <= 1 KiB; readonly text <= 8 KiB.
+#      Neither text goal is met today (docs/BENCHMARKS.md says where the bytes go).
+# 2. The stub files that replace a dropped file system (src/fs/fat_off.c, exfat_off.c) must
+#      define every symbol the rest of the core takes from the files they replace; checked
+#      on symbols, without building the SF_FAT=OFF / SF_EXFAT=OFF cores (make size does).
+set -euo pipefail
+
+src=${SF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+for t in arm-none-eabi-gcc arm-none-eabi-nm arm-none-eabi-size cmake python3; do
+    if ! command -v "$t" >/dev/null 2>&1; then
+        echo "SKIP: $t not installed (scripts/deps.sh installs it)"
+        exit 77
+    fi
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+# --- budgets ------------------------------------------------------------------------
+# name  text-goal  text-limit (measured 2026-11-30 + ~5 %)  static-goal (data + bss)
+#   runtime   24576   49800 (47420)   1024
+#   readonly   8192   21300 (20260)   1024
+limit_text() {
+    case $1 in
+        runtime) echo 49800 ;;
+        readonly) echo 21300 ;;
+    esac
+}
+goal_text() {
+    case $1 in
+        runtime) echo 24576 ;;
+        readonly) echo 8192 ;;
+    esac
+}
+stack_limit=4608   # bytes, the (lower-bound) deepest chain; runtime measured 3628
+
+if ! SIZE_SETS="runtime readonly" bash "$src/scripts/size.sh" "$tmp/size" >"$tmp/size.out" \
+        2>"$tmp/size.err"; then
+    cat "$tmp/size.err" "$tmp/size.out"
+    echo "FAIL: scripts/size.sh failed"
+    exit 1
+fi
+cat "$tmp/size.out"
+
+for set in runtime readonly; do
+    line=$(grep "^size $set " "$tmp/size.out" || true)
+    if [ -z "$line" ]; then
+        echo "FAIL: no size line for $set"
+        status=1
+        continue
+    fi
+    text=$(sed -n 's/.* text=\([0-9]*\) .*/\1/p' <<<"$line")
+    data=$(sed -n 's/.* data=\([0-9]*\) .*/\1/p' <<<"$line")
+    bss=$(sed -n 's/.* bss=\([0-9]*\) .*/\1/p' <<<"$line")
+    stack=$(sed -n 's/.* stack=\([0-9]*\) .*/\1/p' <<<"$line")
+    goal=$(goal_text "$set")
+    limit=$(limit_text "$set")
+    if [ "$text" -le "$goal" ]; then
+        echo "ok: $set text $text <= goal $goal"
+    elif [ "$text" -le "$limit" ]; then
+        echo "note: $set text $text over the goal $goal, within the recorded limit $limit"
+    else
+        echo "FAIL: $set text $text grew past the recorded limit $limit (goal $goal):"
+        echo "      see where with arm-none-eabi-nm --size-sort -S $set.elf (make size)"
+        status=1
+    fi
+    if [ $((data + bss)) -gt 1024 ]; then
+        echo "FAIL: $set has $((data + bss)) bytes of static data (goal <= 1024)"
+        status=1
+    fi
+    if [ "$stack" -gt "$stack_limit" ]; then
+        echo "FAIL: $set stack $stack > $stack_limit bytes"
+        status=1
+    fi
+done
+
+# --- the stubs cover what they replace ------------------------------------------------
+lib=$tmp/size/core-runtime/libstreamfat-core.a
+# member -> defined / undefined symbols, from nm -A over the archive
+arm-none-eabi-nm -A "$lib" >"$tmp/nm"
+flags="-mcpu=cortex-m4 -mthumb -Os -ffreestanding -std=c11 -Wall -Wextra -Werror
+       -Wmissing-prototypes -I$src/include -I$src/src"
+for fs in fat exfat; do
+    # shellcheck disable=SC2086
+    if ! arm-none-eabi-gcc $flags -DSF_NO_$(tr a-z A-Z <<<"$fs") -c "$src/src/fs/${fs}_off.c" \
+            -o "$tmp/${fs}_off.o" 2>"$tmp/${fs}_off.err"; then
+        cat "$tmp/${fs}_off.err"
+        echo "FAIL: src/fs/${fs}_off.c does not compile against the headers"
+        status=1
+        continue
+    fi
+    # Symbols defined by the replaced files (fs/fat_*.c or fs/exfat_*.c, not *_mkfs.c,
+    # which SF_MKFS governs) ...
+    awk -v fs="$fs" '{ n = split($1, a, ":"); m = a[n - 1] }
+        m ~ ("^" fs "_") && m !~ /_mkfs\.c\.obj$/ && $(NF - 1) ~ /^[TDRB]$/ { print $NF }' \
+        "$tmp/nm" | sort -u >"$tmp/$fs.def"
+    # ... that the other members use ...
+    awk -v fs="$fs" '{ n = split($1, a, ":"); m = a[n - 1] }
+        m !~ ("^" fs "_") && $(NF - 1) == "U" { print $NF }' "$tmp/nm" | sort -u >"$tmp/$fs.used"
+    comm -12 "$tmp/$fs.def" "$tmp/$fs.used" >"$tmp/$fs.need"
+    # ... must all be defined by the stub file.
+    arm-none-eabi-nm --defined-only "$tmp/${fs}_off.o" | awk '{ print $NF }' | sort -u \
+        >"$tmp/$fs.stub"
+    missing=$(comm -23 "$tmp/$fs.need" "$tmp/$fs.stub" | tr '\n' ' ')
+    if [ "$(wc -l <"$tmp/$fs.need")" -lt 5 ]; then
+        echo "FAIL: found only $(wc -l <"$tmp/$fs.need") symbols the core takes from ${fs}_*.c"
+        status=1
+    elif [ -n "$missing" ]; then
+        echo "FAIL: src/fs/${fs}_off.c lacks what the core uses from ${fs}_*.c: $missing"
+        status=1
+    else
+        echo "ok: ${fs}_off.c covers the $(wc -l <"$tmp/$fs.need") symbols the core takes from ${fs}_*.c"
+    fi
+done
+
+[ "$status" -eq 0 ] && echo "PASS: size within budget, option stubs complete"
+exit "$status"
