@@ -35,6 +35,7 @@ static const char main_help[] =
 "  put     copy a file onto the volume\n"
 "  rm      remove files and directories\n"
 "  mkdir   create directories\n"
+"  fsck    check a volume, and repair it (--repair)\n"
 "  log     record CAN, UDP, latency or raw data into log files\n"
 "  demo    log a synthetic vehicle into demo.img, read it back and check it\n"
 "  export  decode a log file (candump -L lines)\n"
@@ -58,11 +59,13 @@ struct command {
 static int cmd_parse_debug(int argc, char **argv);
 int cmd_log(int argc, char **argv);   /* cli/cmd_log.c */
 int cmd_export(int argc, char **argv);   /* cli/cmd_export.c */
+int cmd_fsck(int argc, char **argv);     /* cli/cmd_fsck.c */
 
 static const struct command commands[] = {
     { "mkfs", cmd_mkfs }, { "info", cmd_info }, { "ls", cmd_ls },
     { "cat", cmd_cat }, { "get", cmd_get }, { "put", cmd_put }, { "rm", cmd_rm },
     { "mkdir", cmd_mkdir }, { "log", cmd_log }, { "demo", cmd_demo }, { "export", cmd_export },
+    { "fsck", cmd_fsck },
     /* Hidden, for tests: print what a value parses to. */
     { "__parse-size", cmd_parse_debug }, { "__parse-rate", cmd_parse_debug },
     { "__parse-duration", cmd_parse_debug },

@@ -1,0 +1,736 @@
+/* The exFAT checker: boot region (checksum, backup), up-case table, entry sets (structure,
+ * checksum, name, name hash, sizes against allocation), chains, the allocation bitmap
+ * against the clusters reached, the dirty flag.
+ *
+ * Repair order (each step is durable on its own after a cut):
+ *   1. boot region: restore main from a valid backup, or the checksum sector, or the backup
+ *   2. entry sets: truncated sizes and fixed checksums written first (they stop referring to
+ *      clusters), broken sets marked unused
+ *   3. log recovery: entries grow over clusters that are already allocated (recover.c)
+ *   4. the bitmap rewritten to exactly the clusters reached: missing bits set, leaks cleared
+ *   5. flush, then VolumeDirty cleared */
+#include <string.h>
+#include "check/check_int.h"
+#include "fs/exfat_ondisk.h"
+#include "util/upcase.h"
+
+/* ---- boot region ---- */
+
+int chk_exfat_probe(const uint8_t *b, uint32_t ss, uint32_t *ccount)
+{
+    if (memcmp(b + EXBS_FSNAME, "EXFAT   ", 8) || ld_le16(b + EXBS_SIGNATURE) != 0xAA55)
+        return SF_ECORRUPT;
+    if ((1u << (b[EXBS_SECTOR_SHIFT] & 31)) != ss || b[EXBS_SECTOR_SHIFT] < 9 ||
+        b[EXBS_SECTOR_SHIFT] > 12 || b[EXBS_SECTOR_SHIFT] + b[EXBS_SPC_SHIFT] > 25)
+        return SF_ECORRUPT;
+    uint32_t n = ld_le32(b + EXBS_CLUSTER_COUNT);
+    if (!n || n > EXFAT_MAX_CLUSTERS)
+        return SF_ECORRUPT;
+    *ccount = n;
+    return 0;
+}
+
+/* Boot checksum over sectors first .. first + 10 (VolumeFlags and PercentInUse excluded). */
+static int boot_sum(struct chk *k, uint64_t first, uint32_t *sum, int *exts_ok)
+{
+    uint32_t s = 0;
+    *exts_ok = 1;
+    for (uint32_t i = 0; i < 11; i++) {
+        if (chk_read(k, first + i, k->xsec))
+            return SF_EIO;
+        for (uint32_t j = 0; j < k->ss; j++) {
+            if (i == 0 && (j == EXBS_VOLUME_FLAGS || j == EXBS_VOLUME_FLAGS + 1 ||
+                           j == EXBS_PERCENT_IN_USE))
+                continue;
+            s = ((s & 1) ? 0x80000000u : 0) + (s >> 1) + k->xsec[j];
+        }
+        if (i >= EXFAT_BOOT_EXT_FIRST && i <= EXFAT_BOOT_EXT_LAST &&
+            ld_le32(k->xsec + k->ss - 4) != EXFAT_EXT_SIGNATURE)
+            *exts_ok = 0;
+    }
+    *sum = s;
+    return 0;
+}
+
+/* Does the checksum sector at lba repeat sum? */
+static int sum_sector_ok(struct chk *k, uint64_t lba, uint32_t sum, int *ok)
+{
+    if (chk_read(k, lba, k->xsec))
+        return SF_EIO;
+    *ok = 1;
+    for (uint32_t j = 0; j < k->ss; j += 4)
+        if (ld_le32(k->xsec + j) != sum)
+            *ok = 0;
+    return 0;
+}
+
+static int copy_sectors(struct chk *k, uint64_t from, uint64_t to, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (chk_read(k, from + i, k->xsec) || chk_write(k, to + i, k->xsec))
+            return SF_EIO;
+    return 0;
+}
+
+static int write_sum_sector(struct chk *k, uint64_t lba, uint32_t sum)
+{
+    for (uint32_t j = 0; j < k->ss; j += 4)
+        st_le32(k->xsec + j, sum);
+    return chk_write(k, lba, k->xsec);
+}
+
+/* Are the main and backup regions the same (VolumeFlags and PercentInUse aside)? */
+static int regions_equal(struct chk *k, int *eq)
+{
+    *eq = 1;
+    k->dsec_lba = UINT64_MAX;           /* dsec is borrowed */
+    for (uint32_t i = 0; i < EXFAT_BOOT_REGION_SECTORS; i++) {
+        if (chk_read(k, EXFAT_BOOT_MAIN + i, k->xsec) ||
+            chk_read(k, EXFAT_BOOT_BACKUP + i, k->dsec))
+            return SF_EIO;
+        if (i == 0) {
+            memcpy(k->dsec + EXBS_VOLUME_FLAGS, k->xsec + EXBS_VOLUME_FLAGS, 2);
+            k->dsec[EXBS_PERCENT_IN_USE] = k->xsec[EXBS_PERCENT_IN_USE];
+        }
+        if (memcmp(k->xsec, k->dsec, k->ss))
+            *eq = 0;
+    }
+    return 0;
+}
+
+static int check_boot(struct chk *k)
+{
+    uint32_t msum, bsum, cc;
+    int mext, bext, msok, bsok, bvalid, err;
+    if ((err = boot_sum(k, EXFAT_BOOT_MAIN, &msum, &mext)) ||
+        (err = sum_sector_ok(k, EXFAT_BOOT_CHECKSUM, msum, &msok)) ||
+        (err = boot_sum(k, EXFAT_BOOT_BACKUP, &bsum, &bext)) ||
+        (err = sum_sector_ok(k, EXFAT_BOOT_BACKUP + EXFAT_BOOT_CHECKSUM, bsum, &bsok)))
+        return err;
+    if (chk_read(k, EXFAT_BOOT_BACKUP, k->xsec))
+        return SF_EIO;
+    bvalid = !chk_exfat_probe(k->xsec, k->ss, &cc) && bsok && bext;
+    if (!msok || !mext) {
+        if (bvalid) {
+            if (chk_report(k, SF_CHK_BOOT, 0, 0, "main boot region: %s; the backup is valid",
+                           msok ? "extended boot signature wrong" : "boot checksum wrong")) {
+                if ((err = copy_sectors(k, EXFAT_BOOT_BACKUP, EXFAT_BOOT_MAIN,
+                                        EXFAT_BOOT_REGION_SECTORS)))
+                    return err;
+                chk_repaired(k);
+            }
+            return 0;
+        }
+        if (!mext) {
+            chk_report(k, SF_CHK_BOOT, 0, 1, "main boot region: extended boot signature wrong, "
+                       "and no valid backup");
+            return 0;
+        }
+        if (chk_report(k, SF_CHK_BOOT, 0, 0, "boot checksum wrong (and the backup is not valid)")) {
+            if ((err = write_sum_sector(k, EXFAT_BOOT_CHECKSUM, msum)) ||
+                (err = copy_sectors(k, EXFAT_BOOT_MAIN, EXFAT_BOOT_BACKUP,
+                                    EXFAT_BOOT_REGION_SECTORS)))
+                return err;
+            chk_repaired(k);
+        }
+        return 0;
+    }
+    int eq;
+    if ((err = regions_equal(k, &eq)))
+        return err;
+    if (!eq || !bvalid) {
+        if (chk_report(k, SF_CHK_BOOT, 0, 0, "backup boot region %s",
+                       bvalid ? "differs from the main one" : "is damaged")) {
+            if ((err = copy_sectors(k, EXFAT_BOOT_MAIN, EXFAT_BOOT_BACKUP,
+                                    EXFAT_BOOT_REGION_SECTORS)))
+                return err;
+            chk_repaired(k);
+        }
+    }
+    return 0;
+}
+
+/* Geometry from the main boot sector (in k->xsec); 0, or 1 when it cannot be used. */
+static int geometry(struct chk *k)
+{
+    const uint8_t *b = k->xsec;
+    uint64_t vol_len = ld_le64(b + EXBS_VOLUME_LENGTH);
+    uint32_t fat_off = ld_le32(b + EXBS_FAT_OFFSET), fat_len = ld_le32(b + EXBS_FAT_LENGTH);
+    uint32_t heap = ld_le32(b + EXBS_HEAP_OFFSET);
+    uint32_t cc;
+    if (chk_exfat_probe(b, k->ss, &cc))
+        return 1;
+    k->spc_shift = b[EXBS_SPC_SHIFT];
+    k->cs = k->ss << k->spc_shift;
+    k->ccount = cc;
+    k->nfats = b[EXBS_NUM_FATS] == 2 ? 2 : 1;
+    k->fat_lba = fat_off;
+    k->fat_len = fat_len;
+    k->heap_lba = heap;
+    k->root_clus = ld_le32(b + EXBS_ROOT_CLUSTER);
+    k->boot_flags_dirty = (ld_le16(b + EXBS_VOLUME_FLAGS) & EXFAT_VOLFLAG_DIRTY) != 0;
+    const char *bad = NULL;
+    if (b[EXBS_NUM_FATS] != 1 && b[EXBS_NUM_FATS] != 2)
+        bad = "NumberOfFats";
+    else if (fat_off < 24 || (uint64_t)fat_len * k->ss / 4 < (uint64_t)cc + 2)
+        bad = "FatOffset / FatLength";
+    else if ((uint64_t)heap < (uint64_t)fat_off + (uint64_t)fat_len * k->nfats)
+        bad = "ClusterHeapOffset";
+    else if ((uint64_t)heap + ((uint64_t)cc << k->spc_shift) > vol_len ||
+             vol_len > k->bd->sector_count)
+        bad = "ClusterCount / VolumeLength (beyond the device)";
+    else if (!chk_clus_ok(k, k->root_clus))
+        bad = "FirstClusterOfRootDirectory";
+    if (bad) {
+        chk_report(k, SF_CHK_BOOT, 0, 1, "boot sector field out of range: %s", bad);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- entry sets ---- */
+
+static uint16_t set_sum(const uint8_t *e, uint32_t n)
+{
+    uint16_t s = 0;
+    for (uint32_t i = 0; i < n * EXDE_SIZE; i++) {
+        if (i == EXDE_FILE_SET_CHECKSUM || i == EXDE_FILE_SET_CHECKSUM + 1)
+            continue;
+        s = (uint16_t)(((s & 1) ? 0x8000u : 0) + (s >> 1) + e[i]);
+    }
+    return s;
+}
+
+static uint16_t name_hash(const uint16_t *name, uint32_t len)
+{
+    uint16_t h = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        uint16_t c = sf_upcase_builtin(name[i]);
+        h = (uint16_t)(((h & 1) ? 0x8000u : 0) + (h >> 1) + (c & 0xFF));
+        h = (uint16_t)(((h & 1) ? 0x8000u : 0) + (h >> 1) + (c >> 8));
+    }
+    return h;
+}
+
+static int bad_name_char(uint16_t c)
+{
+    return c < 0x20 || c == '"' || c == '*' || c == '/' || c == ':' || c == '<' || c == '>' ||
+           c == '?' || c == '\\' || c == '|';
+}
+
+/* An entry set gathered from a directory, with where each entry lives. */
+struct xset {
+    uint8_t e[(1 + EXFAT_MAX_SECONDARY) * EXDE_SIZE];
+    uint64_t lba[1 + EXFAT_MAX_SECONDARY];
+    uint32_t off[1 + EXFAT_MAX_SECONDARY];
+    uint32_t n;
+};
+
+/* Write the set back, the secondaries' sectors first and the file entry's last (a cut in
+ * between leaves a set that fails its checksum, never one that passes with half the data). */
+static int xset_write(struct chk *k, struct xset *s)
+{
+    uint8_t *sec;
+    for (uint32_t i = s->n; i-- > 0;) {
+        if (chk_dsec(k, s->lba[i], &sec))
+            return SF_EIO;
+        memcpy(sec + s->off[i], s->e + i * EXDE_SIZE, EXDE_SIZE);
+        if (i == 0 || s->lba[i - 1] != s->lba[i])
+            if (chk_dsec_put(k))
+                return SF_EIO;
+    }
+    return 0;
+}
+
+/* Mark entries unused: the file entry first, so no reader sees a set without it... only
+ * secondaries, which every reader ignores. */
+static int xset_delete(struct chk *k, struct xset *s, uint32_t n)
+{
+    uint8_t *sec;
+    for (uint32_t i = 0; i < n; i++) {
+        if (chk_dsec(k, s->lba[i], &sec))
+            return SF_EIO;
+        sec[s->off[i]] &= (uint8_t)~EXDE_INUSE;
+        if (i + 1 == n || s->lba[i + 1] != s->lba[i])
+            if (chk_dsec_put(k))
+                return SF_EIO;
+    }
+    return 0;
+}
+
+struct xctx {
+    int hash_ok;            /* the volume's up-case table is the built-in one */
+    int have_bitmap;
+};
+
+static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth);
+
+/* Check one file's stream: sizes against allocation, the chain; repairs go into s->e. */
+static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t depth,
+                        int *changed)
+{
+    uint8_t *fe = s->e, *se = s->e + EXDE_SIZE;
+    int isdir = (ld_le16(fe + EXDE_FILE_ATTR) & 0x10) != 0;
+    int contig = (se[EXDE_STREAM_FLAGS] & EXDE_FLAG_NO_FAT_CHAIN) != 0;
+    uint32_t first = ld_le32(se + EXDE_FIRST_CLUSTER);
+    uint64_t dl = ld_le64(se + EXDE_DATA_LENGTH), vdl = ld_le64(se + EXDE_STREAM_VALID_LEN);
+    if (vdl > dl) {
+        if (chk_report(k, SF_CHK_SIZE, 1, 0, "ValidDataLength %U beyond DataLength %U", vdl, dl)) {
+            st_le64(se + EXDE_STREAM_VALID_LEN, dl);
+            vdl = dl;
+            *changed = 1;
+            chk_repaired(k);
+        }
+    }
+    if (isdir && (dl == 0 || dl % k->cs)) {
+        if (chk_report(k, SF_CHK_SIZE, 1, 0, "directory size %U is not a whole number of "
+                       "clusters", dl)) {
+            dl = dl / k->cs * k->cs;
+            st_le64(se + EXDE_DATA_LENGTH, dl);
+            st_le64(se + EXDE_STREAM_VALID_LEN, dl);
+            *changed = 1;
+            chk_repaired(k);
+        }
+    }
+    if (!dl) {
+        if (isdir)
+            return 1;        /* nothing to walk: the caller deletes the set */
+        return 0;
+    }
+    uint64_t want64 = (dl + k->cs - 1) / k->cs;
+    uint32_t want = want64 > k->ccount ? k->ccount + 1 : (uint32_t)want64, got, last;
+    int why = first ? chk_walk(k, first, contig, want, &got, &last) : WALK_RANGE;
+    if (!first)
+        got = 0;
+    if (why == WALK_IO)
+        return SF_EIO;
+    if (why != WALK_OK) {
+        static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK, SF_CHK_LOOP };
+        uint64_t keep = (uint64_t)got * k->cs;
+        if (chk_report(k, kinds[why], 1, 0, "%s after %u of %u clusters: size cut to %U",
+                       chk_walk_why(why), got, want, keep < dl ? keep : dl)) {
+            if (isdir && !got)
+                return 1;
+            if (keep < dl)
+                dl = keep;
+            if (vdl > dl)
+                vdl = dl;
+            st_le64(se + EXDE_DATA_LENGTH, dl);
+            st_le64(se + EXDE_STREAM_VALID_LEN, vdl);
+            if (!got)
+                st_le32(se + EXDE_FIRST_CLUSTER, 0);
+            *changed = 1;
+            /* The entry goes out before the FAT end mark (reference removed first); the end
+             * mark is written by the caller after the set. */
+            k->cut_after = (!contig && got && why != WALK_SHORT) ? last : 0;
+            chk_repaired(k);
+        }
+    }
+    if (got && isdir && depth + 1 < CHK_DEPTH_MAX) {
+        struct chk_dir sub = { first, contig, got, 0, 0, 0, 0 };
+        int err = scan_dir(k, x, &sub, depth + 1);
+        if (err)
+            return err;
+    } else if (got && isdir) {
+        chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
+    }
+    if (!isdir && why == WALK_OK && k->ncand < CHK_CANDS && !(k->o->flags & SF_CHECK_NO_RECOVER)) {
+        uint32_t nl = se[EXDE_STREAM_NAME_LEN];
+        uint16_t nm[255];
+        for (uint32_t i = 0; i < nl; i++)
+            nm[i] = ld_le16(s->e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2);
+        if (chk_is_log_name(nm, nl)) {
+            struct chk_cand *c = &k->cand[k->ncand++];
+            for (uint32_t i = 0; i < s->n; i++) {
+                c->ent_lba[i] = s->lba[i];
+                c->ent_off[i] = (uint16_t)s->off[i];
+            }
+            c->set_n = s->n;
+            c->first = first;
+            c->last = last;
+            c->nclus = got;
+            c->size = dl;
+            c->contig = contig;
+            chk_fmt(c->path, sizeof c->path, "%s", k->path);
+        }
+    }
+    return 0;
+}
+
+/* Check the set starting at entry idx (a file entry). *skip: entries to move on by. */
+static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t idx,
+                     uint32_t depth, uint32_t *skip)
+{
+    struct xset s;
+    uint8_t *ent;
+    uint32_t total = chk_dir_entries(k, d), n2, i;
+    int err, changed = 0;
+    if ((err = chk_dir_entry(k, d, idx, &ent, &s.lba[0], &s.off[0])))
+        return err;
+    memcpy(s.e, ent, EXDE_SIZE);
+    n2 = s.e[EXDE_FILE_SECONDARY_COUNT];
+    s.n = 1;
+    *skip = 1;
+    const char *bad = NULL;
+    if (n2 < 2 || n2 > EXFAT_MAX_SECONDARY || idx + n2 >= total) {
+        bad = "secondary count out of range";
+    } else {
+        for (i = 1; i <= n2; i++) {
+            if ((err = chk_dir_entry(k, d, idx + i, &ent, &s.lba[i], &s.off[i])))
+                return err;
+            memcpy(s.e + i * EXDE_SIZE, ent, EXDE_SIZE);
+            s.n++;
+            uint8_t t = ent[0];
+            if (!(t & EXDE_INUSE) || !(t & EXDE_TYPE_SECONDARY)) {
+                bad = "the set ends before its secondary count";
+                break;
+            }
+        }
+    }
+    uint8_t *se = s.e + EXDE_SIZE;
+    uint32_t nl = 0, need = 0;
+    if (!bad && se[0] != EXDE_STREAM)
+        bad = "no stream extension entry";
+    if (!bad) {
+        nl = se[EXDE_STREAM_NAME_LEN];
+        need = (nl + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
+        if (!nl || 1 + need > n2)
+            bad = "name length does not fit the set";
+        for (i = 0; !bad && i < need; i++)
+            if (s.e[(2 + i) * EXDE_SIZE] != EXDE_NAME)
+                bad = "a name entry is missing";
+    }
+    if (bad) {
+        /* Without a name the set cannot be fixed; its clusters become leaks. */
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "entry set at index %u: %s: removed", idx, bad)) {
+            if ((err = xset_delete(k, &s, 1)))
+                return err;
+            chk_repaired(k);
+        }
+        return 0;
+    }
+    *skip = 1 + n2;
+    uint16_t name[255];
+    for (i = 0; i < nl; i++)
+        name[i] = ld_le16(s.e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2);
+    uint32_t saved = chk_path_push(k, name, nl);
+    int isdir = (ld_le16(s.e + EXDE_FILE_ATTR) & 0x10) != 0;
+    if (isdir)
+        k->r->dirs++;
+    else
+        k->r->files++;
+    if (set_sum(s.e, s.n) != ld_le16(s.e + EXDE_FILE_SET_CHECKSUM)) {
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "entry set checksum wrong")) {
+            changed = 1;
+            chk_repaired(k);
+        }
+    }
+    int badc = 0;
+    for (i = 0; i < nl; i++)
+        badc |= bad_name_char(name[i]);
+    if (badc || (nl <= 2 && name[0] == '.' && (nl == 1 || name[1] == '.'))) {
+        if (chk_report(k, SF_CHK_NAME, 1, 0, "name holds a forbidden character or is a dot "
+                       "name: replaced by '_'")) {
+            for (i = 0; i < nl; i++) {
+                if (!badc || bad_name_char(name[i]))
+                    name[i] = '_';
+                st_le16(s.e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2,
+                        name[i]);
+            }
+            st_le16(se + EXDE_STREAM_NAME_HASH, name_hash(name, nl));
+            changed = 1;
+            chk_repaired(k);
+        }
+    } else if (x->hash_ok && name_hash(name, nl) != ld_le16(se + EXDE_STREAM_NAME_HASH)) {
+        if (chk_report(k, SF_CHK_NAME, 1, 0, "name hash wrong")) {
+            st_le16(se + EXDE_STREAM_NAME_HASH, name_hash(name, nl));
+            changed = 1;
+            chk_repaired(k);
+        }
+    }
+    k->cut_after = 0;
+    err = check_stream(k, x, &s, depth, &changed);
+    if (err < 0) {
+        chk_path_pop(k, saved);
+        return err;
+    }
+    if (err == 1) {
+        if (chk_report(k, SF_CHK_SIZE, 1, 0, "directory without clusters: removed"))
+            if (!(err = xset_delete(k, &s, 1)))
+                chk_repaired(k);
+        chk_path_pop(k, saved);
+        return err == 1 ? 0 : err;
+    }
+    if (changed && k->repair) {
+        st_le16(s.e + EXDE_FILE_SET_CHECKSUM, set_sum(s.e, s.n));
+        if ((err = xset_write(k, &s)) ||
+            (k->cut_after && (err = chk_fat_set(k, k->cut_after, CHK_EOC)))) {
+            chk_path_pop(k, saved);
+            return err;
+        }
+    }
+    chk_path_pop(k, saved);
+    return 0;
+}
+
+/* The allocation bitmap and up-case table entries of the root directory. */
+static int check_system(struct chk *k, struct xctx *x, const uint8_t *e)
+{
+    uint32_t first = ld_le32(e + EXDE_FIRST_CLUSTER), got, last;
+    uint64_t len = ld_le64(e + EXDE_DATA_LENGTH);
+    uint64_t want = (len + k->cs - 1) / k->cs;
+    if (e[0] == EXDE_BITMAP) {
+        if (len < ((uint64_t)k->ccount + 7) / 8 || want > k->ccount) {
+            chk_report(k, SF_CHK_BITMAP, 0, 1, "allocation bitmap too small for the volume");
+            return 0;
+        }
+        int why = chk_walk(k, first, 0, (uint32_t)want, &got, &last);
+        if (why == WALK_IO)
+            return SF_EIO;
+        if (why != WALK_OK || last != first + got - 1) {
+            chk_report(k, SF_CHK_BITMAP, 0, 1, "allocation bitmap chain: %s",
+                       why != WALK_OK ? chk_walk_why(why) : "not contiguous (not supported)");
+            return 0;
+        }
+        /* Contiguity of the chain: each entry must point at the next cluster. */
+        for (uint32_t c = first; c < last; c++) {
+            uint32_t nx;
+            if (chk_fat_get(k, c, &nx))
+                return SF_EIO;
+            if (nx != c + 1) {
+                chk_report(k, SF_CHK_BITMAP, 0, 1, "allocation bitmap is fragmented (not "
+                           "supported)");
+                return 0;
+            }
+        }
+        k->bm_clus = first;
+        x->have_bitmap = 1;
+        return 0;
+    }
+    /* Up-case table */
+    int why = chk_walk(k, first, 0, (uint32_t)(want > k->ccount ? k->ccount : want), &got, &last);
+    if (why == WALK_IO)
+        return SF_EIO;
+    if (why != WALK_OK || !len || len > 128 * 1024) {
+        chk_report(k, SF_CHK_UPCASE, 0, 1, "up-case table: %s",
+                   why != WALK_OK ? chk_walk_why(why) : "size out of range");
+        return 0;
+    }
+    uint32_t sum = 0, c = first;
+    uint64_t done = 0;
+    while (done < len) {
+        for (uint32_t j = 0; j < (1u << k->spc_shift) && done < len; j++) {
+            if (chk_read(k, chk_clus_lba(k, c) + j, k->xsec))
+                return SF_EIO;
+            uint32_t n = len - done < k->ss ? (uint32_t)(len - done) : k->ss;
+            sum = sf_exfat_sum32(sum, k->xsec, n);
+            done += n;
+        }
+        if (done < len && (chk_fat_get(k, c, &c) || !chk_clus_ok(k, c)))
+            break;
+    }
+    if (sum != ld_le32(e + EXDE_UPCASE_CHECKSUM))
+        chk_report(k, SF_CHK_UPCASE, 0, 1, "up-case table checksum wrong");
+    x->hash_ok = sum == sf_upcase_table_checksum;
+    return 0;
+}
+
+static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth)
+{
+    uint32_t total = chk_dir_entries(k, d), skip;
+    uint64_t lba;
+    uint32_t off;
+    uint8_t *ent;
+    int err;
+    for (uint32_t idx = 0; idx < total; idx += skip) {
+        skip = 1;
+        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+            return err;
+        uint8_t t = ent[0];
+        if (t == EXDE_END)
+            break;
+        if (!(t & EXDE_INUSE))
+            continue;
+        if (t == EXDE_FILE) {
+            if ((err = check_set(k, x, d, idx, depth, &skip)))
+                return err;
+        } else if (depth == 0 && (t == EXDE_BITMAP || t == EXDE_UPCASE)) {
+            uint8_t e[EXDE_SIZE];
+            memcpy(e, ent, EXDE_SIZE);
+            if ((err = check_system(k, x, e)))
+                return err;
+        } else if (t == EXDE_LABEL && depth == 0) {
+            if (ent[EXDE_LABEL_LEN] > EXFAT_LABEL_MAX)
+                chk_report(k, SF_CHK_ENTRY, 0, 1, "volume label longer than 11 characters");
+        } else if (t & EXDE_TYPE_SECONDARY) {
+            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "stray secondary entry (type 0x%x) at "
+                           "index %u: marked unused", t, idx)) {
+                ent[0] &= (uint8_t)~EXDE_INUSE;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
+        } else if (t & EXDE_TYPE_BENIGN) {
+            skip = 1 + ent[EXDE_FILE_SECONDARY_COUNT];      /* benign primary and its set */
+        } else {
+            chk_report(k, SF_CHK_ENTRY, 1, 1, "unknown critical entry type 0x%x at index %u",
+                       t, idx);
+        }
+    }
+    return 0;
+}
+
+/* ---- recovery hook: a log file's new size ---- */
+
+static int set_size(struct chk *k, struct chk_cand *c, uint64_t size, uint32_t nclus,
+                    uint32_t last)
+{
+    struct xset s;
+    uint8_t *sec;
+    (void)nclus;
+    (void)last;
+    s.n = c->set_n;
+    for (uint32_t i = 0; i < s.n; i++) {
+        if (chk_dsec(k, c->ent_lba[i], &sec))
+            return SF_EIO;
+        memcpy(s.e + i * EXDE_SIZE, sec + c->ent_off[i], EXDE_SIZE);
+        s.lba[i] = c->ent_lba[i];
+        s.off[i] = c->ent_off[i];
+    }
+    uint8_t *se = s.e + EXDE_SIZE;
+    if (s.e[0] != EXDE_FILE || se[0] != EXDE_STREAM)
+        return SF_ECORRUPT;
+    st_le64(se + EXDE_DATA_LENGTH, size);
+    st_le64(se + EXDE_STREAM_VALID_LEN, size);
+    st_le16(s.e + EXDE_FILE_SET_CHECKSUM, set_sum(s.e, s.n));
+    return xset_write(k, &s);
+}
+
+static int bitmap_test(struct chk *k, uint32_t c, int *used)
+{
+    uint64_t bit = c - 2, lba = chk_clus_lba(k, k->bm_clus) + bit / (k->ss * 8u);
+    if (lba != k->bsec_lba) {
+        k->bsec_lba = UINT64_MAX;
+        if (chk_read(k, lba, k->bsec))
+            return SF_EIO;
+        k->bsec_lba = lba;
+    }
+    uint32_t in = (uint32_t)(bit % (k->ss * 8u));
+    *used = (k->bsec[in / 8] >> (in % 8)) & 1;
+    return 0;
+}
+
+/* ---- the bitmap against the clusters reached ---- */
+
+static int check_bitmap(struct chk *k)
+{
+    uint64_t leaked = 0, missing = 0, used = 0;
+    uint32_t bits_per = k->ss * 8;
+    uint64_t first = chk_clus_lba(k, k->bm_clus);
+    k->bsec_lba = UINT64_MAX;          /* bsec is used directly below */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t s0 = 0; s0 * (uint64_t)bits_per < k->ccount; s0++) {
+            if (chk_read(k, first + s0, k->bsec))
+                return SF_EIO;
+            int dirty = 0;
+            for (uint32_t j = 0; j < k->ss; j++) {
+                uint64_t c0 = (uint64_t)s0 * bits_per + (uint64_t)j * 8;
+                if (c0 >= k->ccount)
+                    break;
+                uint8_t want = k->reach[c0 / 8];
+                if (k->ccount - c0 < 8)
+                    want &= (uint8_t)((1u << (k->ccount - c0)) - 1);
+                uint8_t have = k->bsec[j];
+                if (k->ccount - c0 < 8)
+                    have &= (uint8_t)((1u << (k->ccount - c0)) - 1);
+                if (pass == 0) {
+                    leaked += (uint32_t)__builtin_popcount((unsigned)(have & ~want));
+                    missing += (uint32_t)__builtin_popcount((unsigned)(want & ~have));
+                    used += (uint32_t)__builtin_popcount(want);
+                } else if (have != want) {
+                    k->bsec[j] = (uint8_t)((k->bsec[j] & ~have) | want);
+                    dirty = 1;
+                }
+            }
+            if (dirty && chk_write(k, first + s0, k->bsec))
+                return SF_EIO;
+        }
+        if (pass == 0) {
+            k->r->leaked_clusters = leaked;
+            k->r->clusters_used = used;
+            int fix = 0;
+            if (missing)
+                fix |= chk_report(k, SF_CHK_BITMAP, 0, 0, "%U clusters in use are marked free "
+                                  "in the allocation bitmap", missing);
+            if (missing && fix)
+                chk_repaired(k);
+            if (leaked)
+                fix |= chk_report(k, SF_CHK_LEAK, 0, 0, "%U clusters allocated that no file "
+                                  "uses", leaked);
+            if (leaked && fix)
+                chk_repaired(k);
+            if (!fix)
+                break;
+        }
+    }
+    return 0;
+}
+
+int chk_exfat(struct chk *k, uint8_t *boot)
+{
+    struct xctx x = { 0, 0 };
+    uint32_t got, last;
+    int err;
+    (void)boot;
+    if ((err = check_boot(k)))
+        return err;
+    if (chk_read(k, EXFAT_BOOT_MAIN, k->xsec))
+        return SF_EIO;
+    if (geometry(k))
+        return 0;
+    int why = chk_walk(k, k->root_clus, 0, UINT32_MAX, &got, &last);
+    if (why == WALK_IO)
+        return SF_EIO;
+    if (why != WALK_OK) {
+        if (!got) {
+            chk_report(k, SF_CHK_RANGE, 0, 1, "root directory: %s", chk_walk_why(why));
+            return 0;
+        }
+        if (chk_report(k, SF_CHK_RANGE, 0, 0, "root directory: %s after %u clusters: cut there",
+                       chk_walk_why(why), got)) {
+            if ((err = chk_fat_set(k, last, CHK_EOC)))
+                return err;
+            chk_repaired(k);
+        }
+    }
+    struct chk_dir root = { k->root_clus, 0, got, 0, 0, 0, 0 };
+    if ((err = scan_dir(k, &x, &root, 0)))
+        return err;
+    if (!x.have_bitmap) {
+        chk_report(k, SF_CHK_BITMAP, 0, 1, "no usable allocation bitmap");
+        return 0;
+    }
+    k->alloc_test = bitmap_test;
+    if (!(k->o->flags & SF_CHECK_NO_RECOVER) && (err = chk_recover(k, set_size)))
+        return err;
+    if ((err = check_bitmap(k)))
+        return err;
+    if (k->boot_flags_dirty) {
+        if (chk_report(k, SF_CHK_DIRTY, 0, 0, "volume is marked dirty (not cleanly unmounted)")) {
+            if (k->r->unrepairable) {
+                /* Stays dirty: problems remain. */
+                k->pending = 0;
+                k->r->unrepairable++;
+                return 0;
+            }
+            if (sf_bdev_flush(k->bd) || chk_read(k, EXFAT_BOOT_MAIN, k->xsec))
+                return SF_EIO;
+            st_le16(k->xsec + EXBS_VOLUME_FLAGS,
+                    (uint16_t)(ld_le16(k->xsec + EXBS_VOLUME_FLAGS) & ~EXFAT_VOLFLAG_DIRTY));
+            if ((err = chk_write(k, EXFAT_BOOT_MAIN, k->xsec)))
+                return err;
+            chk_repaired(k);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,650 @@
+/* The FAT12/16/32 checker: BPB, backup boot sector (FAT32), dirty bits, directory entries
+ * (8.3 names, long-name runs and their checksums, dot entries, sizes against chains),
+ * chains (range, loops, cross-links, too long), lost clusters, FAT copies.
+ *
+ * Repair order: entries first (sizes cut, references removed), then chain end marks, then
+ * log recovery (entries grow over chains that already exist), then lost clusters freed and
+ * the other FAT copies made equal to the first, a flush, and the clean-shutdown bits last.
+ * FAT12 is checked only. */
+#include <string.h>
+#include "check/check_int.h"
+#include "fs/fat_ondisk.h"
+#include "fs/fat_name.h"
+
+/* Geometry from a BPB: 0 with *ccount, or SF_ECORRUPT. */
+static int bpb(const uint8_t *b, uint32_t ss, uint32_t *ccount, uint32_t *fatsz,
+               uint64_t *data_lba, uint32_t *root_secs)
+{
+    uint32_t spc = b[BPB_SEC_PER_CLUS], rsvd = ld_le16(b + BPB_RSVD_SEC_CNT);
+    uint32_t nf = b[BPB_NUM_FATS], re = ld_le16(b + BPB_ROOT_ENT_CNT);
+    uint32_t fs = ld_le16(b + BPB_FAT_SZ16) ? ld_le16(b + BPB_FAT_SZ16) : ld_le32(b + BPB32_FAT_SZ32);
+    uint32_t tot = ld_le16(b + BPB_TOT_SEC16) ? ld_le16(b + BPB_TOT_SEC16) : ld_le32(b + BPB_TOT_SEC32);
+    if ((b[0] != 0xEB && b[0] != 0xE9) || ld_le16(b + BS_SIGNATURE) != 0xAA55 ||
+        ld_le16(b + BPB_BYTES_PER_SEC) != ss || !spc || (spc & (spc - 1)) || !rsvd || !nf ||
+        !fs)
+        return SF_ECORRUPT;
+    uint32_t rs = (re * 32 + ss - 1) / ss;
+    uint64_t meta = rsvd + (uint64_t)nf * fs + rs;
+    if (meta >= tot)
+        return SF_ECORRUPT;
+    *ccount = (uint32_t)((tot - meta) / spc);
+    *fatsz = fs;
+    *data_lba = meta;
+    *root_secs = rs;
+    return *ccount ? 0 : SF_ECORRUPT;
+}
+
+int chk_fat_probe(const uint8_t *b, uint32_t ss, uint32_t *ccount)
+{
+    uint32_t fs, rs;
+    uint64_t d;
+    return bpb(b, ss, ccount, &fs, &d, &rs);
+}
+
+static uint32_t spc_shift(uint32_t spc)
+{
+    uint32_t s = 0;
+    while ((1u << s) < spc)
+        s++;
+    return s;
+}
+
+/* ---- directories ---- */
+
+static int bad_sfn_char(uint8_t c, int first)
+{
+    if (first && c == DIR_KANJI_E5)
+        return 0;
+    if (c < 0x20 || c == 0x7F)
+        return 1;
+    static const char bad[] = "\"*+,./:;<=>?[\\]|";
+    for (const char *p = bad; *p; p++)
+        if (c == (uint8_t)*p)
+            return 1;
+    return 0;
+}
+
+struct fctx {
+    /* Long-name run in progress: where its entries are, for removal. */
+    uint64_t lfn_lba[LDIR_MAX_ENTRIES];
+    uint16_t lfn_off[LDIR_MAX_ENTRIES];
+    uint32_t lfn_n;         /* entries seen */
+    uint32_t lfn_next;      /* ordinal expected next (0: the run is complete) */
+    uint8_t lfn_sum;
+    uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
+    uint32_t name_len;
+};
+
+static int lfn_drop(struct chk *k, struct fctx *f, const char *why)
+{
+    int err = 0;
+    if (!f->lfn_n)
+        return 0;
+    if (chk_report(k, SF_CHK_ENTRY, 1, 0, "long-name entries without their 8.3 entry (%s): "
+                   "removed", why)) {
+        for (uint32_t i = 0; i < f->lfn_n && !err; i++) {
+            uint8_t *sec;
+            if (!(err = chk_dsec(k, f->lfn_lba[i], &sec))) {
+                sec[f->lfn_off[i]] = DIR_FREE;
+                err = chk_dsec_put(k);
+            }
+        }
+        if (!err)
+            chk_repaired(k);
+    }
+    f->lfn_n = 0;
+    f->lfn_next = 0;
+    return err;
+}
+
+static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
+                    uint32_t depth);
+
+/* Patch the 8.3 entry at (lba, off): first cluster and size. */
+static int patch_entry(struct chk *k, uint64_t lba, uint32_t off, uint32_t first, uint32_t size)
+{
+    uint8_t *sec;
+    if (chk_dsec(k, lba, &sec))
+        return SF_EIO;
+    st_le16(sec + off + DIR_FST_CLUS_LO, (uint16_t)first);
+    if (k->fs == 32)
+        st_le16(sec + off + DIR_FST_CLUS_HI, (uint16_t)(first >> 16));
+    st_le32(sec + off + DIR_FILE_SIZE, size);
+    return chk_dsec_put(k);
+}
+
+/* A file or directory's 8.3 entry e (a copy) found at (lba, off). */
+static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t off,
+                       uint32_t depth)
+{
+    uint32_t first = ld_le16(e + DIR_FST_CLUS_LO);
+    if (k->fs == 32)
+        first |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
+    uint32_t size = ld_le32(e + DIR_FILE_SIZE), got, last;
+    int isdir = (e[DIR_ATTR] & ATTR_DIRECTORY) != 0, err;
+    if (isdir) {
+        k->r->dirs++;
+        if (size && chk_report(k, SF_CHK_SIZE, 1, 0, "directory has a non-zero size: set to 0")) {
+            if ((err = patch_entry(k, lba, off, first, 0)))
+                return err;
+            chk_repaired(k);
+        }
+        if (!first || !chk_clus_ok(k, first)) {
+            if (chk_report(k, SF_CHK_RANGE, 1, 0, "directory starts at cluster %u: removed",
+                           first)) {
+                uint8_t *sec;
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off] = DIR_FREE;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
+            return 0;
+        }
+        int why = chk_walk(k, first, 0, UINT32_MAX, &got, &last);
+        if (why == WALK_IO)
+            return SF_EIO;
+        if (why != WALK_OK) {
+            static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK,
+                                         SF_CHK_LOOP };
+            if (chk_report(k, kinds[why], 1, 0, "%s after %u clusters: %s", chk_walk_why(why),
+                           got, got ? "cut there" : "removed")) {
+                uint8_t *sec;
+                if (got) {
+                    err = chk_fat_set(k, last, CHK_EOC);
+                } else if (!(err = chk_dsec(k, lba, &sec))) {
+                    sec[off] = DIR_FREE;
+                    err = chk_dsec_put(k);
+                }
+                if (err)
+                    return err;
+                chk_repaired(k);
+            }
+            if (!got)
+                return 0;
+        }
+        if (depth + 1 >= CHK_DEPTH_MAX) {
+            chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
+            return 0;
+        }
+        struct chk_dir sub = { first, 0, got, 0, 0, 0, 0 };
+        return scan_dir(k, &sub, first, 0, depth + 1);
+    }
+    k->r->files++;
+    uint32_t want = (uint32_t)(((uint64_t)size + k->cs - 1) / k->cs);
+    if (!first) {
+        if (size && chk_report(k, SF_CHK_SIZE, 1, 0, "size %u without clusters: set to 0", size)) {
+            if ((err = patch_entry(k, lba, off, 0, 0)))
+                return err;
+            chk_repaired(k);
+        }
+        return 0;
+    }
+    if (!want) {
+        /* Size 0 with a chain: the chain is dropped (its clusters become lost ones). */
+        if (chk_report(k, SF_CHK_SIZE, 1, 0, "size 0 but a first cluster: cleared")) {
+            if ((err = patch_entry(k, lba, off, 0, 0)))
+                return err;
+            chk_repaired(k);
+        } else {
+            chk_walk(k, first, 0, UINT32_MAX, &got, &last);  /* keep it reached */
+        }
+        return 0;
+    }
+    int why = chk_walk(k, first, 0, want, &got, &last);
+    if (why == WALK_IO)
+        return SF_EIO;
+    if (why != WALK_OK) {
+        static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK, SF_CHK_LOOP };
+        uint32_t keep = (uint32_t)((uint64_t)got * k->cs < size ? (uint64_t)got * k->cs : size);
+        if (chk_report(k, kinds[why], 1, 0, "%s after %u of %u clusters: size cut to %u",
+                       chk_walk_why(why), got, want, keep)) {
+            if ((err = patch_entry(k, lba, off, got ? first : 0, keep)) ||
+                (got && why != WALK_SHORT && (err = chk_fat_set(k, last, CHK_EOC))))
+                return err;
+            chk_repaired(k);
+        }
+        return 0;
+    }
+    uint32_t nx;
+    if (chk_fat_get(k, last, &nx))
+        return SF_EIO;
+    if (nx == CHK_EOC)
+        return 0;
+    /* The chain goes on past the size: a log file may hold blocks there (recover.c);
+     * anything else is cut at its size. */
+    if (k->ncand < CHK_CANDS && !(k->o->flags & SF_CHECK_NO_RECOVER) && k->lfn_is_log) {
+        struct chk_cand *c = &k->cand[k->ncand++];
+        c->ent_lba[0] = lba;
+        c->ent_off[0] = (uint16_t)off;
+        c->set_n = 1;
+        c->first = first;
+        c->last = last;
+        c->nclus = got;
+        c->size = size;
+        c->contig = 0;
+        chk_fmt(c->path, sizeof c->path, "%s", k->path);
+        return 0;
+    }
+    if (chk_report(k, SF_CHK_SIZE, 1, 0, "cluster chain longer than the size %u: cut", size)) {
+        if ((err = chk_fat_set(k, last, CHK_EOC)))
+            return err;
+        chk_repaired(k);
+    }
+    return 0;
+}
+
+/* The "." and ".." entries of a subdirectory (entries 0 and 1). */
+static int check_dots(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent)
+{
+    for (uint32_t i = 0; i < 2; i++) {
+        uint8_t *e;
+        uint64_t lba;
+        uint32_t off;
+        int err;
+        if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
+            return err;
+        static const uint8_t names[2][11] = { ".          ", "..         " };
+        uint32_t want = i ? (parent == k->root_clus ? 0 : parent) : self;
+        if (memcmp(e, names[i], 11) || !(e[DIR_ATTR] & ATTR_DIRECTORY)) {
+            chk_report(k, SF_CHK_ENTRY, 1, 1, "'%s' entry missing", i ? ".." : ".");
+            continue;
+        }
+        uint32_t c = ld_le16(e + DIR_FST_CLUS_LO);
+        if (k->fs == 32)
+            c |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
+        if (c != want && chk_report(k, SF_CHK_ENTRY, 1, 0, "'%s' points at cluster %u, not %u",
+                                    i ? ".." : ".", c, want)) {
+            st_le16(e + DIR_FST_CLUS_LO, (uint16_t)want);
+            if (k->fs == 32)
+                st_le16(e + DIR_FST_CLUS_HI, (uint16_t)(want >> 16));
+            if ((err = chk_dsec_put(k)))
+                return err;
+            chk_repaired(k);
+        }
+    }
+    return 0;
+}
+
+static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
+                    uint32_t depth)
+{
+    struct fctx f;
+    uint32_t total = chk_dir_entries(k, d);
+    int err;
+    (void)parent;
+    memset(&f, 0, sizeof f);
+    uint32_t idx = 0;
+    if (depth) {
+        if ((err = check_dots(k, d, self, k->dot_parent)))
+            return err;
+        idx = 2;
+    }
+    for (; idx < total; idx++) {
+        uint8_t *ent, e[32];
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+            return err;
+        memcpy(e, ent, 32);
+        if (e[0] == DIR_END)
+            break;
+        if (e[0] == DIR_FREE) {
+            if ((err = lfn_drop(k, &f, "run interrupted")))
+                return err;
+            continue;
+        }
+        if ((e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME) {
+            uint32_t ord = e[LDIR_ORD] & 0x1F;
+            if (e[LDIR_ORD] & LDIR_LAST) {
+                if (f.lfn_n && (err = lfn_drop(k, &f, "a new run starts")))
+                    return err;
+                if (!ord || ord > LDIR_MAX_ENTRIES) {
+                    f.lfn_lba[0] = lba;
+                    f.lfn_off[0] = (uint16_t)off;
+                    f.lfn_n = 1;
+                    if ((err = lfn_drop(k, &f, "bad ordinal")))
+                        return err;
+                    continue;
+                }
+                f.lfn_sum = e[LDIR_CHKSUM];
+                f.lfn_next = ord;
+                f.name_len = ord * LDIR_CHARS;
+            } else if (!f.lfn_n || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
+                if (f.lfn_n && (err = lfn_drop(k, &f, "run broken")))
+                    return err;
+                f.lfn_lba[0] = lba;
+                f.lfn_off[0] = (uint16_t)off;
+                f.lfn_n = 1;
+                if ((err = lfn_drop(k, &f, "out of order")))
+                    return err;
+                continue;
+            }
+            f.lfn_lba[f.lfn_n] = lba;
+            f.lfn_off[f.lfn_n++] = (uint16_t)off;
+            static const uint8_t pos[LDIR_CHARS] = { 1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30 };
+            for (uint32_t i = 0; i < LDIR_CHARS; i++)
+                f.name[(ord - 1) * LDIR_CHARS + i] = ld_le16(e + pos[i]);
+            f.lfn_next = ord - 1;
+            continue;
+        }
+        if (e[DIR_ATTR] & ATTR_VOLUME_ID) {
+            if ((err = lfn_drop(k, &f, "followed by a volume label")))
+                return err;
+            continue;
+        }
+        uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
+        uint32_t nl = 0;
+        if (f.lfn_n) {
+            if (f.lfn_next || fat_lfn_checksum(e) != f.lfn_sum) {
+                if ((err = lfn_drop(k, &f, f.lfn_next ? "run incomplete" : "checksum wrong")))
+                    return err;
+            } else {
+                nl = f.name_len;
+                for (uint32_t i = 0; i < nl; i++)
+                    if (f.name[i] == 0 || f.name[i] == 0xFFFF) {
+                        nl = i;
+                        break;
+                    }
+                memcpy(name, f.name, nl * 2);
+            }
+        }
+        if (!nl)
+            nl = fat_sfn_decode(e, e[DIR_NTRES], name);
+        uint32_t saved = chk_path_push(k, name, nl);
+        int badc = 0;
+        for (uint32_t i = 0; i < 11; i++)
+            badc |= bad_sfn_char(e[i], i == 0) && !(e[i] == ' ' && i);
+        if (e[0] == ' ')
+            badc = 1;
+        if (badc && chk_report(k, SF_CHK_NAME, 1, 0, "8.3 name holds forbidden characters: "
+                               "replaced by '_'")) {
+            uint8_t *sec;
+            if ((err = chk_dsec(k, lba, &sec)))
+                return err;
+            for (uint32_t i = 0; i < 11; i++)
+                if (bad_sfn_char(sec[off + i], i == 0) && !(sec[off + i] == ' ' && i))
+                    sec[off + i] = '_';
+            if (sec[off] == ' ')
+                sec[off] = '_';
+            memcpy(e, sec + off, 11);
+            if ((err = chk_dsec_put(k)))
+                return err;
+            /* The long name stays attached: its entries carry the new checksum. */
+            uint8_t sum = fat_lfn_checksum(e);
+            for (uint32_t i = 0; i < f.lfn_n; i++) {
+                if ((err = chk_dsec(k, f.lfn_lba[i], &sec)))
+                    return err;
+                sec[f.lfn_off[i] + LDIR_CHKSUM] = sum;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+            }
+            chk_repaired(k);
+        }
+        f.lfn_n = 0;
+        k->lfn_is_log = chk_is_log_name(name, nl);
+        k->dot_parent = self;
+        err = check_entry(k, e, lba, off, depth);
+        chk_path_pop(k, saved);
+        if (err)
+            return err;
+    }
+    return lfn_drop(k, &f, "at the end of the directory");
+}
+
+/* ---- recovery hook ---- */
+
+static int set_size(struct chk *k, struct chk_cand *c, uint64_t size, uint32_t nclus,
+                    uint32_t last)
+{
+    (void)nclus;
+    (void)last;
+    if (size > 0xFFFFFFFFull)
+        return SF_EINVAL;
+    uint8_t *sec;
+    if (chk_dsec(k, c->ent_lba[0], &sec))
+        return SF_EIO;
+    st_le32(sec + c->ent_off[0] + DIR_FILE_SIZE, (uint32_t)size);
+    return chk_dsec_put(k);
+}
+
+static int fat_alloc_test(struct chk *k, uint32_t c, int *used)
+{
+    uint32_t v;
+    if (chk_fat_get(k, c, &v))
+        return SF_EIO;
+    *used = v != CHK_FREE && v != CHK_BAD;
+    return 0;
+}
+
+/* ---- FAT-wide passes ---- */
+
+/* Lost clusters: allocated in the FAT, reached by no file. */
+static int check_lost(struct chk *k)
+{
+    uint64_t lost = 0, used = 0;
+    for (uint32_t c = 2; c < k->ccount + 2; c++) {
+        uint32_t v;
+        if (chk_fat_get(k, c, &v))
+            return SF_EIO;
+        if (reach_test(k, c))
+            used++;
+        else if (v != CHK_FREE && v != CHK_BAD)
+            lost++;
+    }
+    k->r->leaked_clusters = lost;
+    k->r->clusters_used = used;
+    if (!lost || !chk_report(k, SF_CHK_LEAK, 0, 0, "%U clusters allocated that no file uses "
+                             "(lost chains): freed", lost))
+        return 0;
+    /* Sector by sector over the first FAT, each changed sector to every copy. */
+    uint32_t per = k->ss * 8 / (uint32_t)k->fs;
+    for (uint64_t s = 0; s < k->fat_len; s++) {
+        uint32_t c0 = (uint32_t)(s * per), dirty = 0;
+        if (c0 >= k->ccount + 2)
+            break;
+        if (chk_read(k, k->fat_lba + s, k->fsec))
+            return SF_EIO;
+        k->fsec_lba = UINT64_MAX;
+        for (uint32_t i = 0; i < per; i++) {
+            uint32_t c = c0 + i;
+            if (c < 2 || c >= k->ccount + 2 || reach_test(k, c))
+                continue;
+            uint8_t *p = k->fsec + i * (uint32_t)k->fs / 8;
+            uint32_t v = k->fs == 16 ? ld_le16(p) : ld_le32(p) & 0x0FFFFFFF;
+            if (!v || v == (k->fs == 16 ? 0xFFF7u : 0x0FFFFFF7u))
+                continue;
+            if (k->fs == 16)
+                st_le16(p, 0);
+            else
+                st_le32(p, ld_le32(p) & 0xF0000000u);
+            dirty = 1;
+        }
+        for (uint32_t j = 0; dirty && j < k->nfats; j++)
+            if (chk_write(k, k->fat_lba + (uint64_t)j * k->fat_len + s, k->fsec))
+                return SF_EIO;
+    }
+    chk_repaired(k);
+    return 0;
+}
+
+/* The other FAT copies against the first. */
+static int check_copies(struct chk *k)
+{
+    uint64_t differ = 0;
+    k->dsec_lba = UINT64_MAX;          /* dsec is borrowed */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t j = 1; j < k->nfats; j++)
+            for (uint64_t s = 0; s < k->fat_len; s++) {
+                if (chk_read(k, k->fat_lba + s, k->xsec) ||
+                    chk_read(k, k->fat_lba + (uint64_t)j * k->fat_len + s, k->dsec))
+                    return SF_EIO;
+                if (!memcmp(k->xsec, k->dsec, k->ss))
+                    continue;
+                if (pass == 0)
+                    differ++;
+                else if (chk_write(k, k->fat_lba + (uint64_t)j * k->fat_len + s, k->xsec))
+                    return SF_EIO;
+            }
+        if (pass == 0 && (!differ || !chk_report(k, SF_CHK_FAT, 0, 0, "FAT copies differ in "
+                                                 "%U sectors: the first is copied", differ)))
+            return 0;
+    }
+    chk_repaired(k);
+    return 0;
+}
+
+/* Clean-shutdown state: FAT[1]'s bit (FAT16/32) and the boot sector's dirty bit. */
+static int check_dirty(struct chk *k)
+{
+    uint32_t boff = k->fs == 32 ? BS32_RESERVED1 : BS16_RESERVED1;
+    int err;
+    if (chk_read(k, 0, k->xsec))
+        return SF_EIO;
+    int bs_dirty = (k->xsec[boff] & 1) != 0, fat_dirty = 0;
+    k->fsec_lba = UINT64_MAX;
+    if (k->fs != 12) {
+        if (chk_read(k, k->fat_lba, k->fsec))
+            return SF_EIO;
+        fat_dirty = k->fs == 16 ? !(ld_le16(k->fsec + 2) & FAT16_CLN_SHUT)
+                                : !(ld_le32(k->fsec + 4) & FAT32_CLN_SHUT);
+    }
+    if (!bs_dirty && !fat_dirty)
+        return 0;
+    if (!chk_report(k, SF_CHK_DIRTY, 0, 0, "volume is marked dirty (not cleanly unmounted)"))
+        return 0;
+    if (k->r->unrepairable) {
+        k->pending = 0;                  /* stays dirty: problems remain */
+        k->r->unrepairable++;
+        return 0;
+    }
+    if (sf_bdev_flush(k->bd))
+        return SF_EIO;
+    if (fat_dirty) {
+        if (k->fs == 16)
+            st_le16(k->fsec + 2, (uint16_t)(ld_le16(k->fsec + 2) | FAT16_CLN_SHUT));
+        else
+            st_le32(k->fsec + 4, ld_le32(k->fsec + 4) | FAT32_CLN_SHUT);
+        for (uint32_t j = 0; j < k->nfats; j++)
+            if ((err = chk_write(k, k->fat_lba + (uint64_t)j * k->fat_len, k->fsec)))
+                return err;
+    }
+    if (bs_dirty) {
+        k->xsec[boff] &= (uint8_t)~1u;
+        if ((err = chk_write(k, 0, k->xsec)))
+            return err;
+    }
+    chk_repaired(k);
+    return 0;
+}
+
+/* FAT32: the backup boot sector against the main one. */
+static int check_backup(struct chk *k)
+{
+    if (chk_read(k, 0, k->xsec))
+        return SF_EIO;
+    uint32_t bk = ld_le16(k->xsec + BPB32_BK_BOOT_SEC);
+    if (!bk || bk == 0xFFFF || bk >= ld_le16(k->xsec + BPB_RSVD_SEC_CNT))
+        return 0;
+    k->dsec_lba = UINT64_MAX;
+    if (chk_read(k, bk, k->dsec))
+        return SF_EIO;
+    k->dsec[BS32_RESERVED1] = k->xsec[BS32_RESERVED1];
+    if (!memcmp(k->dsec, k->xsec, 90) && ld_le16(k->dsec + BS_SIGNATURE) == 0xAA55)
+        return 0;
+    if (chk_report(k, SF_CHK_BOOT, 0, 0, "backup boot sector differs from the main one: "
+                   "rewritten")) {
+        if (chk_read(k, 0, k->xsec) || chk_write(k, bk, k->xsec))
+            return SF_EIO;
+        chk_repaired(k);
+    }
+    return 0;
+}
+
+int chk_fat(struct chk *k, uint8_t *boot)
+{
+    uint32_t ccount, fatsz, rs, got, last;
+    uint64_t data;
+    int err;
+    if (bpb(boot, k->ss, &ccount, &fatsz, &data, &rs))
+        return SF_ECORRUPT;
+    uint32_t tot = ld_le16(boot + BPB_TOT_SEC16) ? ld_le16(boot + BPB_TOT_SEC16)
+                                                 : ld_le32(boot + BPB_TOT_SEC32);
+    k->fs = ld_le16(boot + BPB_FAT_SZ16) ? (ccount <= FAT12_MAX_CLUSTERS ? 12 : 16) : 32;
+    k->r->fs = k->fs;
+    k->ccount = ccount;
+    k->nfats = boot[BPB_NUM_FATS];
+    k->fat_lba = ld_le16(boot + BPB_RSVD_SEC_CNT);
+    k->fat_len = fatsz;
+    k->heap_lba = data;
+    k->spc_shift = spc_shift(boot[BPB_SEC_PER_CLUS]);
+    k->cs = k->ss << k->spc_shift;
+    k->alloc_test = fat_alloc_test;
+    int saved_repair = k->repair;
+    if (k->fs == 12)
+        k->repair = 0;                  /* FAT12: checked only */
+    if (tot > k->bd->sector_count) {
+        chk_report(k, SF_CHK_BOOT, 0, 1, "the volume (%u sectors) is larger than the device", tot);
+        return 0;
+    }
+    if ((uint64_t)fatsz * k->ss * 8 / (uint32_t)k->fs < (uint64_t)ccount + 2 ||
+        (k->fs == 32 && ccount > FAT32_MAX_CLUSTERS)) {
+        chk_report(k, SF_CHK_BOOT, 0, 1, "the FAT is too small for the cluster count");
+        return 0;
+    }
+    if (k->fs == 32 && (err = check_backup(k)))
+        return err;
+    struct chk_dir root = { 0, 0, 0, 0, 0, 0, 0 };
+    if (k->fs == 32) {
+        k->root_clus = ld_le32(boot + BPB32_ROOT_CLUS);
+        int why = chk_walk(k, k->root_clus, 0, UINT32_MAX, &got, &last);
+        if (why == WALK_IO)
+            return SF_EIO;
+        if (why != WALK_OK && !got) {
+            chk_report(k, SF_CHK_RANGE, 0, 1, "root directory: %s", chk_walk_why(why));
+            return 0;
+        }
+        if (why != WALK_OK && chk_report(k, SF_CHK_RANGE, 0, 0, "root directory: %s after %u "
+                                         "clusters: cut there", chk_walk_why(why), got)) {
+            if ((err = chk_fat_set(k, last, CHK_EOC)))
+                return err;
+            chk_repaired(k);
+        }
+        root.first = k->root_clus;
+        root.nclus = got;
+    } else {
+        root.fixed_lba = data - rs;
+        root.fixed_n = ld_le16(boot + BPB_ROOT_ENT_CNT);
+    }
+    if ((err = scan_dir(k, &root, k->root_clus, 0, 0)))
+        return err;
+    if ((err = chk_recover(k, set_size)))
+        return err;
+    /* Log files whose chains go on past their (recovered) size: cut at the size. */
+    for (uint32_t i = 0; i < k->ncand; i++) {
+        struct chk_cand *c = &k->cand[i];
+        uint32_t nx;
+        if (chk_fat_get(k, c->last, &nx))
+            return SF_EIO;
+        if (nx == CHK_EOC)
+            continue;
+        chk_fmt(k->path, sizeof k->path, "%s", c->path);
+        k->plen = 0;
+        while (k->path[k->plen])
+            k->plen++;
+        if (chk_report(k, SF_CHK_SIZE, 1, 0, "cluster chain longer than the size %U: cut",
+                       c->size)) {
+            if ((err = chk_fat_set(k, c->last, CHK_EOC)))
+                return err;
+            chk_repaired(k);
+        }
+        chk_path_pop(k, 0);
+    }
+    if ((err = check_lost(k)) || (err = check_copies(k)) || (err = check_dirty(k)))
+        return err;
+    if (k->fs == 12 && saved_repair && k->r->problems) {
+        chk_report(k, SF_CHK_BOOT, 0, 1, "FAT12 is checked only: not repaired");
+    }
+    return 0;
+}

@@ -1,0 +1,217 @@
+/* Log recovery: framed blocks (docs/FORMAT.md) that reached the medium after a .SFL file's
+ * last checkpoint, re-attached by growing the file's recorded size over them.
+ *
+ * Where such blocks can be (src/stream/stream.c): the stream allocates ahead of the data
+ * (exFAT: bitmap bits, the file staying NoFatChain while the clusters after it are free;
+ * FAT: a chain run with its end mark) and writes data into that allocation; only a
+ * checkpoint rewrites the entry's size. After a cut, the data past the size lies in
+ *   - the rest of the last cluster the size covers, then
+ *   - exFAT NoFatChain: the clusters directly after it, while the bitmap marks them
+ *     allocated and no file reaches them (the stream's preallocation, now leaked);
+ *   - exFAT with a FAT chain, and FAT: the clusters the file's own chain continues with
+ *     past its size (allocated, reached by no file).
+ * Free clusters are never taken: allocation is written before data, so a block in a free
+ * cluster either belongs to a deleted file or was written without its allocation surviving.
+ *
+ * A block is taken only when it checks out (magic, version, kind 2, block size, CRC-32C over
+ * header and used payload), carries the file's own file_id (from its header block), and its
+ * seq is exactly the next one: the first block that fails ends the recovery. So stale blocks
+ * of a deleted log (another file_id, or a seq that does not continue) are never attached.
+ * Raw-mode files have no framing and are never extended. */
+#include <string.h>
+#include "check/check_int.h"
+#include "streamfat/rec.h"
+
+int chk_is_log_name(const uint16_t *name, uint32_t len)
+{
+    static const char ext[] = ".SFL";
+    if (len < 5)
+        return 0;
+    for (uint32_t i = 0; i < 4; i++) {
+        uint16_t c = name[len - 4 + i];
+        if (c >= 'a' && c <= 'z')
+            c = (uint16_t)(c - 'a' + 'A');
+        if (c != (uint16_t)ext[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* The cluster after c in the file's allocation past its size (see the top of the file), or
+ * 0. ignore_reach: walking again over clusters this recovery marked itself. */
+static int next_clus(struct chk *k, const struct chk_cand *c, uint32_t cur, int ignore_reach,
+                     uint32_t *out)
+{
+    uint32_t nx;
+    int used;
+    *out = 0;
+    if (c->contig) {
+        nx = cur + 1;
+    } else {
+        if (chk_fat_get(k, cur, &nx))
+            return SF_EIO;
+    }
+    if (!chk_clus_ok(k, nx) || (!ignore_reach && reach_test(k, nx)))
+        return 0;
+    if (k->alloc_test(k, nx, &used))
+        return SF_EIO;
+    if (used)
+        *out = nx;
+    return 0;
+}
+
+/* Cursor over the file's sectors from the end of its recorded size. */
+struct cursor {
+    uint32_t clus;      /* cluster holding byte pos */
+    uint32_t taken;     /* clusters past c->nclus entered so far */
+    uint64_t pos;       /* file offset */
+};
+
+/* LBA of the sector at cur->pos, entering the next cluster when pos reaches it. 0 with *lba
+ * set, 1 when the allocation ends there. */
+static int cur_lba(struct chk *k, const struct chk_cand *c, struct cursor *cur, uint64_t *lba)
+{
+    uint64_t ci = cur->pos / k->cs;
+    if (ci >= (uint64_t)c->nclus + cur->taken) {
+        uint32_t nx;
+        int err = next_clus(k, c, cur->clus, 0, &nx);
+        if (err)
+            return err;
+        if (!nx)
+            return 1;
+        reach_set(k, nx);          /* taken for now; given back below if not used */
+        cur->clus = nx;
+        cur->taken++;
+    }
+    *lba = chk_clus_lba(k, cur->clus) + (cur->pos % k->cs) / k->ss;
+    return 0;
+}
+
+/* Check the block at cur->pos: 1 when it is the next one of this file, 0 when not, or an
+ * error. The cursor moves past what it read. */
+static int take_block(struct chk *k, const struct chk_cand *c, struct cursor *cur,
+                      uint64_t file_id, uint64_t seq, uint32_t bsize)
+{
+    uint64_t lba, start = cur->pos;
+    uint8_t hdr[SF_BLOCK_HDR];
+    int err = cur_lba(k, c, cur, &lba);
+    if (err)
+        return err < 0 ? err : 0;
+    if (chk_read(k, lba, k->xsec))
+        return SF_EIO;
+    memcpy(hdr, k->xsec, SF_BLOCK_HDR);
+    uint32_t used = ld_le32(hdr + 32);
+    if (ld_le32(hdr) != SF_BLOCK_MAGIC || ld_le16(hdr + 4) != SF_REC_VERSION ||
+        ld_le16(hdr + 6) != SF_BLOCK_RECORDS || ld_le64(hdr + 8) != file_id ||
+        ld_le64(hdr + 16) != seq || ld_le32(hdr + 40) != bsize || used > bsize - SF_BLOCK_HDR)
+        return 0;
+    uint32_t crc = sf_crc32c(0, hdr, 44);
+    uint32_t left = used, in = SF_BLOCK_HDR;
+    for (;;) {
+        uint32_t n = k->ss - in < left ? k->ss - in : left;
+        crc = sf_crc32c(crc, k->xsec + in, n);
+        left -= n;
+        cur->pos += k->ss;
+        if (!left)
+            break;
+        if ((err = cur_lba(k, c, cur, &lba)))
+            return err < 0 ? err : 0;
+        if (chk_read(k, lba, k->xsec))
+            return SF_EIO;
+        in = 0;
+    }
+    if (crc != ld_le32(hdr + 44))
+        return 0;
+    /* The block must lie wholly in the allocation: enter the clusters of its padding too. */
+    uint64_t end = start + bsize;
+    while (cur->pos < end) {
+        if ((err = cur_lba(k, c, cur, &lba)))
+            return err < 0 ? err : 0;
+        cur->pos += k->ss;
+    }
+    return 1;
+}
+
+static int recover_one(struct chk *k, struct chk_cand *c,
+                       int (*set_size)(struct chk *, struct chk_cand *, uint64_t, uint32_t,
+                                       uint32_t))
+{
+    int err;
+    /* The header block: the file's id and block size. */
+    if (chk_read(k, chk_clus_lba(k, c->first), k->xsec))
+        return SF_EIO;
+    const uint8_t *h = k->xsec;
+    uint32_t bsize = ld_le32(h + 40);
+    if (ld_le32(h) != SF_BLOCK_MAGIC || ld_le16(h + 4) != SF_REC_VERSION ||
+        ld_le16(h + 6) != SF_BLOCK_FILE_HEADER || ld_le64(h + 16) != 0 ||
+        bsize < SF_BLOCK_MIN || bsize > SF_BLOCK_MAX || (bsize & (bsize - 1)) ||
+        bsize < k->ss || c->size % bsize)
+        return 0;                    /* not a framed log (raw mode), or not at a block end */
+    uint64_t file_id = ld_le64(h + 8), seq = c->size / bsize, blocks = 0;
+    struct cursor cur = { c->last, 0, c->size };
+    uint64_t good_pos = c->size;
+    for (;;) {
+        int ok = take_block(k, c, &cur, file_id, seq + blocks, bsize);
+        if (ok < 0)
+            return ok;
+        if (!ok)
+            break;
+        blocks++;
+        good_pos = cur.pos;
+    }
+    /* Clusters entered past the last good block go back. */
+    uint64_t need = (good_pos + k->cs - 1) / k->cs;
+    uint32_t keep = (uint32_t)(need - c->nclus), x = c->last, newlast = c->last;
+    for (uint32_t i = 0; i < cur.taken; i++) {
+        if ((err = next_clus(k, c, x, 1, &x)))
+            return err;
+        if (!x)
+            break;
+        if (i < keep && blocks)
+            newlast = x;
+        else
+            reach_clear(k, x);
+    }
+    if (!blocks)
+        return 0;
+    if (!k->repair) {
+        /* Found, not attached: the clusters stay unreached (leaks in this report). */
+        x = c->last;
+        for (uint32_t i = 0; i < keep; i++) {
+            if ((err = next_clus(k, c, x, 1, &x)) || !x)
+                break;
+            reach_clear(k, x);
+        }
+    }
+    uint32_t saved = k->plen;
+    chk_fmt(k->path, sizeof k->path, "%s", c->path);
+    k->plen = 0;
+    while (k->path[k->plen])
+        k->plen++;
+    k->r->recovered_blocks += blocks;
+    k->r->recovered_bytes += good_pos - c->size;
+    if (chk_report(k, SF_CHK_RECOVER, 1, 0, "%U log blocks (%U bytes) written after the last "
+                   "checkpoint found past the recorded end: %s", blocks, good_pos - c->size,
+                   k->repair ? "re-attached" : "re-attach with --repair")) {
+        if ((err = set_size(k, c, good_pos, (uint32_t)need, newlast)) < 0)
+            return err;
+        c->size = good_pos;
+        c->nclus = (uint32_t)need;
+        c->last = newlast;
+        chk_repaired(k);
+    }
+    k->plen = saved;
+    k->path[saved] = 0;
+    return 0;
+}
+
+int chk_recover(struct chk *k, int (*set_size)(struct chk *k, struct chk_cand *c,
+                                               uint64_t size, uint32_t nclus, uint32_t last))
+{
+    for (uint32_t i = 0; i < k->ncand; i++) {
+        int err = recover_one(k, &k->cand[i], set_size);
+        if (err)
+            return err;
+    }
+    return 0;
+}
