@@ -3,6 +3,8 @@
 #   cmake -S . -B build-ppc -DCMAKE_TOOLCHAIN_FILE=cmake/powerpc-linux-gnu.cmake
 #   cmake --build build-ppc --target test_rec ...
 #   qemu-ppc build-ppc/tests/test_rec
+# Only the unit tests and the test helpers build this way (not the CLI: no zlib, see
+# powerpc-stubs/FindZLIB.cmake).
 # Executables are linked statically, so qemu-ppc needs no -L sysroot. Debian packages:
 # gcc-powerpc-linux-gnu libc6-dev-powerpc-cross qemu-user.
 set(CMAKE_SYSTEM_NAME Linux)
@@ -19,6 +21,9 @@ set(CMAKE_C_STANDARD_LIBRARIES "-latomic")
 
 # Run target executables (none at configure time, but CMake asks) through qemu-user.
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-ppc)
+
+# zlib (the CLI's, for BLF export) has no PowerPC package: a stub, see the file.
+list(APPEND CMAKE_MODULE_PATH "${CMAKE_CURRENT_LIST_DIR}/powerpc-stubs")
 
 set(CMAKE_FIND_ROOT_PATH /usr/powerpc-linux-gnu)
 # pkg-config must not offer the host's libraries (liburing): only the target's, if any.
