@@ -838,7 +838,9 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
         p++;
         if (p < end && *p >= '0' && *p <= '8')
             f->len = (uint8_t)(*p++ - '0');
-        return p == end ? 1 : -1;
+        /* an error frame cannot be a remote frame: sf_rec_can_valid would refuse it, and the
+         * logger would count a malformed line as a drop (found by fuzz/fuzz_candump.c) */
+        return p == end && sf_rec_can_valid(f->id, f->flags, f->len) ? 1 : -1;
     }
     i = 0;
     while (p < end) {
@@ -865,7 +867,7 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
             return -1;
     }
     f->len = (uint8_t)i;
-    return 1;
+    return sf_rec_can_valid(f->id, f->flags, f->len) ? 1 : -1;   /* e.g. no CAN FD error frames */
 }
 
 /* Find or add the channel of an interface named in a candump line. New names (stdin only:
