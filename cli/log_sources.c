@@ -2,13 +2,14 @@
  * channel, filters, trigger rules, limits, and the waits of sources that can wait.
  *
  * Sections: parsing; shared producer helpers (budget, counters, filters, rules, waiting);
- * gen:can; gen:raw; candump lines (stdin, file:); CAN datagrams (can:, canpair:); udp:;
- * latency:; start and stop. */
+ * gen:can; gen:raw; candump lines (stdin, file:); ASC and BLF logs (file:, import.h); CAN
+ * datagrams (can:, canpair:); udp:; latency:; start and stop. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "log_sources.h"
 #include "cli.h"
+#include "import.h"
 #include "units.h"
 
 #include "streamfat/log.h"
@@ -68,6 +69,9 @@ struct log_source {
     uint64_t rate;                  /* gen:can frames/s per channel (0: unpaced) */
     uint64_t period_ns;             /* latency: */
     char *path;                     /* file: */
+    enum imp_format fmt;            /* file: candump, ASC or BLF (by content) */
+    struct imp_reader *imp;         /* file: ASC and BLF */
+    unsigned chan_num[SRC_MAX_CHANNELS];    /* ASC, BLF: the file's number of names[i] */
     char host[64];
     uint16_t port;
     char *names[SRC_MAX_CHANNELS];  /* channel names (malloc'd) */
@@ -273,6 +277,53 @@ static void prescan_names(struct log_source *s)
     fclose(f);
 }
 
+/* Channel names of an ASC or BLF log: its channel numbers in order of first appearance,
+ * named as python-can numbers them (channel N of the file is can<N-1>). A file that does
+ * not read to the end stops the scan here; the replay reports the same error. */
+static void prescan_import(struct log_source *s)
+{
+    struct imp_reader *r;
+    struct imp_frame fr;
+    enum imp_format fmt;
+    char err[64];
+
+    if (imp_open(s->path, &fmt, &r, err, sizeof err) || !r)
+        return;
+    while (imp_next(r, &fr) > 0) {
+        unsigned i;
+        for (i = 0; i < s->nnames; i++)
+            if (s->chan_num[i] == fr.channel)
+                break;
+        if (i == s->nnames) {
+            char nm[16];
+            if (s->nnames == SRC_MAX_CHANNELS)
+                break;
+            if (fr.channel)
+                snprintf(nm, sizeof nm, "can%u", fr.channel - 1);
+            else
+                snprintf(nm, sizeof nm, "ch0");
+            s->chan_num[s->nnames] = fr.channel;
+            add_name(s, nm, strlen(nm));
+        }
+    }
+    imp_close(r);
+}
+
+static void prescan_file(struct log_source *s)
+{
+    struct imp_reader *r = NULL;
+    char err[64];
+
+    s->fmt = IMP_CANDUMP;
+    if (imp_open(s->path, &s->fmt, &r, err, sizeof err))
+        return;                 /* src_prepare says why */
+    imp_close(r);
+    if (s->fmt == IMP_CANDUMP)
+        prescan_names(s);
+    else
+        prescan_import(s);
+}
+
 struct log_source *src_parse(const char *spec, const struct src_opts *o, char *err,
                              size_t errlen)
 {
@@ -314,7 +365,7 @@ struct log_source *src_parse(const char *spec, const struct src_opts *o, char *e
         s->nprod = 1;
         s->path = strdup(spec + 5);
         if (o->raw) {
-            snprintf(err, errlen, "file: replays candump logs; --raw does not apply");
+            snprintf(err, errlen, "file: replays CAN logs; --raw does not apply");
             goto bad;
         }
     } else if ((strncmp(spec, "can:", 4) == 0 || strncmp(spec, "canpair:", 8) == 0) &&
@@ -396,7 +447,7 @@ struct log_source *src_parse(const char *spec, const struct src_opts *o, char *e
     if (s->kind == K_STDIN && o->raw)
         ;
     else if (s->kind == K_FILE)
-        prescan_names(s);
+        prescan_file(s);
     return s;
 bad:
     src_free(s);
@@ -410,6 +461,7 @@ void src_free(struct log_source *s)
     for (unsigned i = 0; i < s->nnames; i++)
         free(s->names[i]);
     free(s->path);
+    imp_close(s->imp);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -891,9 +943,38 @@ static unsigned line_channel(struct producer *p, const char *ifc, size_t il, uin
     return i;
 }
 
+/* file: at the recorded speed: wait until the frame's time relative to the first frame
+ * has passed since the start (--fast: no waiting). */
+struct pacer {
+    int started;
+    uint64_t ts0, t0;
+};
+
+static void pace(struct log_source *s, struct pacer *pc, uint64_t ts)
+{
+    uint64_t at;
+
+    if (s->o.fast)
+        return;
+    if (!pc->started) {
+        pc->started = 1;
+        pc->ts0 = ts;
+        pc->t0 = now_ns(CLOCK_MONOTONIC);
+    }
+    if (ts <= pc->ts0)
+        return;
+    at = pc->t0 + (ts - pc->ts0);
+    while (!stopping(s)) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+        if (now >= at)
+            break;
+        sleep_until(at - now > 100000000 ? now + 100000000 : at);
+    }
+}
+
 /* Handle one line; -1 when the budget is used up. */
 static int handle_line(struct producer *p, const char *line, size_t n, struct waiter *w,
-                       uint64_t *ts0, uint64_t t0)
+                       struct pacer *pc)
 {
     struct log_source *s = p->s;
     struct src_can_frame f;
@@ -909,20 +990,8 @@ static int handle_line(struct producer *p, const char *line, size_t n, struct wa
     }
     if (f.ts == 0)
         f.ts = now_ns(CLOCK_REALTIME);
-    if (s->kind == K_FILE && !s->o.fast) {
-        /* replay at the recorded speed: frame time relative to the first frame */
-        if (*ts0 == 0)
-            *ts0 = f.ts;
-        if (f.ts > *ts0) {
-            uint64_t at = t0 + (f.ts - *ts0);
-            while (!stopping(s)) {
-                uint64_t now = now_ns(CLOCK_MONOTONIC);
-                if (now >= at)
-                    break;
-                sleep_until(at - now > 100000000 ? now + 100000000 : at);
-            }
-        }
-    }
+    if (s->kind == K_FILE)
+        pace(s, pc, f.ts);
     p->ch = line_channel(p, ifc, il, f.ts);
     wait_for_room(s, w, sf_rec_size(SF_CAN_BODY + f.len));
     return emit_can(p, &f) < 0 ? -1 : 0;
@@ -935,7 +1004,7 @@ static void *lines_main(void *arg)
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     struct waiter w = { 0, 0, 65536 };
-    uint64_t ts0 = 0, t0 = now_ns(CLOCK_MONOTONIC);
+    struct pacer pc = { 0, 0, 0 };
     int fd = p->fd, eof = 0, limit = 0;
 
     if (!buf) {
@@ -971,7 +1040,7 @@ static void *lines_main(void *arg)
         len += (size_t)r;
         start = buf;
         while ((nl = memchr(start, '\n', len - (size_t)(start - buf))) != NULL) {
-            if (handle_line(p, start, (size_t)(nl - start + 1), &w, &ts0, t0) < 0) {
+            if (handle_line(p, start, (size_t)(nl - start + 1), &w, &pc) < 0) {
                 limit = 1;
                 break;
             }
@@ -983,6 +1052,46 @@ static void *lines_main(void *arg)
     flush_counters(p);
     free(buf);
     if (eof || limit)
+        atomic_fetch_add(&s->finished, 1);
+    return NULL;
+}
+
+/* ---- ASC and BLF logs ------------------------------------------------------------------ */
+
+/* file: with an ASC or BLF log: frames from the reader (import.h), on the channel the
+ * prescan named after the file's channel number. A read error ends the run with it. */
+static void *import_main(void *arg)
+{
+    struct producer *p = arg;
+    struct log_source *s = p->s;
+    struct waiter w = { 0, 0, 65536 };
+    struct pacer pc = { 0, 0, 0 };
+    struct imp_frame fr;
+    int rc = 1, done = 0;
+
+    while (!stopping(s) && (rc = imp_next(s->imp, &fr)) > 0) {
+        unsigned i;
+        for (i = 0; i < s->nnames; i++)
+            if (s->chan_num[i] == fr.channel)
+                break;
+        if (i == s->nnames) {
+            set_error(s, "%s: more than %u channels", s->path, SRC_MAX_CHANNELS);
+            break;
+        }
+        pace(s, &pc, fr.f.ts);
+        p->ch = i;
+        wait_for_room(s, &w, sf_rec_size(SF_CAN_BODY + fr.f.len));
+        if (emit_can(p, &fr.f) < 0) {
+            done = 1;
+            break;
+        }
+    }
+    if (rc < 0)
+        set_error(s, "%s", imp_error(s->imp));
+    else if (rc == 0)
+        done = 1;
+    flush_counters(p);
+    if (done)
         atomic_fetch_add(&s->finished, 1);
     return NULL;
 }
@@ -1373,7 +1482,18 @@ int src_prepare(struct log_source *s)
         }
         if (s->kind == K_UDP && open_udp(s, p))
             return -1;
-        if (s->kind == K_FILE) {
+        if (s->kind == K_FILE && s->fmt != IMP_CANDUMP) {
+            char err[600];
+            enum imp_format fmt;
+            if (imp_open(s->path, &fmt, &s->imp, err, sizeof err)) {
+                cli_err("%s", err);
+                return -1;
+            }
+            if (fmt != s->fmt || !s->imp) {
+                cli_err("%s: changed while starting", s->path);
+                return -1;
+            }
+        } else if (s->kind == K_FILE) {
             p->fd = open(s->path, O_RDONLY | O_CLOEXEC);
             if (p->fd < 0) {
                 cli_err("%s: %s", s->path, strerror(errno));
@@ -1397,7 +1517,7 @@ int src_start(struct log_source *s, struct sf_log *lg)
     case K_GEN_CAN: fn = gen_can_main; break;
     case K_GEN_RAW: fn = gen_raw_main; break;
     case K_STDIN:   fn = s->o.raw ? stdin_raw_main : lines_main; break;
-    case K_FILE:    fn = lines_main; break;
+    case K_FILE:    fn = s->fmt == IMP_CANDUMP ? lines_main : import_main; break;
     case K_CAN:
     case K_CANPAIR: fn = can_main; break;
     case K_UDP:     fn = udp_main; break;

@@ -7,8 +7,9 @@
  *                                   on absolute CLOCK_MONOTONIC times; no rate: unpaced)
  *   gen:raw                         (--raw) u64 little-endian counter words 0, 1, 2 ... at full speed
  *   stdin                           candump -L lines (--raw: bytes)
- *   file:PATH                       a candump -L log replayed at its recorded speed (--fast: at
- *                                   once); records keep their original timestamps
+ *   file:PATH                       a candump -L, ASC or BLF log (by content; import.h)
+ *                                   replayed at its recorded speed (--fast: at once); records
+ *                                   keep their original timestamps, channels and flags
  *   can:IFACE[,IFACE...]            SocketCAN raw sockets, CAN FD on, SO_TIMESTAMPNS
  *   canpair:FD[,FD...]              (hidden, for tests) the same reading loop on an inherited
  *                                   descriptor delivering struct can_frame / canfd_frame
