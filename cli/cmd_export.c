@@ -5,7 +5,9 @@
  * the formats live in export_*.c behind struct export_writer (export.h).
  *
  * Memory stays flat: one decoder buffer (SF_BLOCK_MAX) and the writer's state. csv-wide
- * reads the log twice (the first pass finds its columns), so it needs a seekable input. */
+ * reads the log twice (the first pass finds its columns), so it needs a seekable input;
+ * ASC and BLF read it twice when they can (the first pass finds the oldest timestamp, their
+ * start time). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -326,6 +328,10 @@ static int record(struct job *j, const struct sf_rec *r)
     if (j->pass == 1) {
         if (r->type == SF_REC_SAMPLE || r->type == SF_REC_LATENCY)
             j->wide_seen[r->channel] = 1;
+        if (!j->x.have_min || r->ts < j->x.min_ts) {
+            j->x.have_min = 1;
+            j->x.min_ts = r->ts;
+        }
         return 0;
     }
     if (!j->began) {
@@ -438,6 +444,14 @@ static sf_ssize_t read_input(void *ctx, void *buf, size_t n)
     }
 }
 
+static int input_seekable(const struct input *in)
+{
+    struct stat st;
+
+    return in->f || (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                     lseek(in->fd, 0, SEEK_CUR) == 0);
+}
+
 static int rewind_input(struct input *in)
 {
     if (in->f)
@@ -495,11 +509,16 @@ static int export_one(const struct opts *o, const char *src, struct input *in, F
     j->x.ifname = (const char (*)[EXPORT_IFNAME_MAX])j->ifname;
     j->x.wide_cols = j->wide_cols;
 
-    if (o->w->needs_columns) {
+    /* The first pass: csv-wide's columns, ASC's and BLF's start time (optional: on a pipe
+     * they make do with the first frames). */
+    if (o->w->needs_columns && !input_seekable(in)) {
+        cli_err("%s: csv-wide reads the log twice and cannot seek back in it", src);
+        rc = CLI_ERR;
+    } else if (o->w->needs_columns || (o->w->has_start && input_seekable(in))) {
         j->pass = 1;
         rc = pass(j, in, buf, &damage);
         if (!rc && rewind_input(in)) {
-            cli_err("%s: csv-wide reads the log twice and cannot seek back in it", src);
+            cli_err("%s: cannot seek back to the start: %s", src, strerror(errno));
             rc = CLI_ERR;
         }
         for (unsigned c = 0; c < 256; c++)

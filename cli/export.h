@@ -30,6 +30,10 @@ struct export_ctx {
     /* csv-wide: the channels that get a column (from the first pass), in channel order. */
     const uint8_t *wide_cols;
     unsigned n_wide_cols;
+    /* ASC, BLF: the oldest timestamp among the records to export, found by a first pass
+     * when the input can be read twice (their start time must not be later). */
+    int have_min;
+    uint64_t min_ts;
     uint64_t written;              /* records the writer took */
     uint64_t clamped;              /* records older than a format's start time, put at it */
     void *priv;                    /* the writer's state */

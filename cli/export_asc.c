@@ -18,18 +18,32 @@
  * data, then message duration, message length, flags (0x1000 EDL, 0x2000 BRS, 0x4000 ESI),
  * CRC and four bit-timing fields, which streamfat does not know (0).
  * Channels count from 1 (streamfat channel 0 is ASC channel 1). The start is the log's
- * start (or the first frame, if that is earlier), rounded down to the millisecond because
- * the date line has no finer field; event times carry the rest, to the microsecond. An ASC
- * file is always absolute-from-start; --relative does not apply. */
+ * start or the oldest frame, if that is earlier (x->min_ts from a first pass over the log;
+ * on a pipe, the oldest of the first 4096 frames), rounded down to the
+ * millisecond because the date line has no finer field; event times carry the rest, to the
+ * microsecond. A later frame older than the start is put at it and counted. An ASC file is
+ * always absolute-from-start; --relative does not apply. */
 #include "export.h"
 #include "blf_format.h"
 
 #include <stdlib.h>
 #include <time.h>
 
+/* Frames held back until the start time is known (see start()). */
+#define ASC_HOLD 4096
+
+struct asc_held {
+    uint64_t ts;
+    uint8_t ch;
+    struct sf_can c;
+};
+
 struct asc {
     int started;
     uint64_t start;                /* ns, a whole millisecond */
+    uint64_t min;                  /* the oldest held frame or the log's start */
+    unsigned nheld;
+    struct asc_held held[ASC_HOLD];
 };
 
 static const char *const wday[7] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
@@ -52,23 +66,33 @@ static int put_date(char *buf, size_t n, uint64_t ns)
                     tm.tm_hour < 12 ? "am" : "pm", tm.tm_year + 1900) > 0 ? 0 : -1;
 }
 
-static int start(struct export_ctx *x, struct asc *a, uint64_t first_ts)
+static int put_line(struct export_ctx *x, struct asc *a, uint64_t ts, uint8_t channel,
+                    const struct sf_can *c);
+
+/* The header, then the held frames. The start is the oldest frame (first pass) or of the
+ * first ASC_HOLD frames, or the log's start: a logger's producers deliver frames out of
+ * order, and an ASC event time cannot be negative. */
+static int start(struct export_ctx *x, struct asc *a)
 {
     char date[64];
-    uint64_t t = x->log_start < first_ts ? x->log_start : first_ts;
 
-    a->start = t - t % 1000000u;
+    a->start = a->min - a->min % 1000000u;
     a->started = 1;
     if (put_date(date, sizeof date, a->start))
         return -1;
-    return fprintf(x->out,
-                   "date %s\n"
-                   "base hex  timestamps absolute\n"
-                   "internal events logged\n"
-                   "// version 9.0.0\n"
-                   "// streamfat export\n"
-                   "Begin Triggerblock %s\n"
-                   "   0.000000 Start of measurement\n", date, date) > 0 ? 0 : -1;
+    if (fprintf(x->out,
+                "date %s\n"
+                "base hex  timestamps absolute\n"
+                "internal events logged\n"
+                "// version 9.0.0\n"
+                "// streamfat export\n"
+                "Begin Triggerblock %s\n"
+                "   0.000000 Start of measurement\n", date, date) < 0)
+        return -1;
+    for (unsigned i = 0; i < a->nheld; i++)
+        if (put_line(x, a, a->held[i].ts, a->held[i].ch, &a->held[i].c))
+            return -1;
+    return 0;
 }
 
 static int asc_begin(struct export_ctx *x)
@@ -78,6 +102,9 @@ static int asc_begin(struct export_ctx *x)
     if (!a)
         return -1;
     x->priv = a;
+    a->min = x->log_start;
+    if (x->have_min && x->min_ts < a->min)
+        a->min = x->min_ts;
     return 0;
 }
 
@@ -112,12 +139,27 @@ static char *pad_to(char *p, char *from, size_t width)
 static int asc_can(struct export_ctx *x, const struct sf_rec *r, const struct sf_can *c)
 {
     struct asc *a = x->priv;
-    char line[512], *p = line, *f;
-    unsigned ch = r->channel + 1u;
 
-    if (!a->started && start(x, a, r->ts))
+    x->written++;
+    if (a->started)
+        return put_line(x, a, r->ts, r->channel, c) ? -1 : 1;
+    if (r->ts < a->min)
+        a->min = r->ts;
+    a->held[a->nheld].ts = r->ts;
+    a->held[a->nheld].ch = r->channel;
+    a->held[a->nheld].c = *c;
+    if (++a->nheld == ASC_HOLD && start(x, a))
         return -1;
-    p = put_ts(x, a, p, r->ts);
+    return 1;
+}
+
+static int put_line(struct export_ctx *x, struct asc *a, uint64_t ts, uint8_t channel,
+                    const struct sf_can *c)
+{
+    char line[512], *p = line, *f;
+    unsigned ch = channel + 1u;
+
+    p = put_ts(x, a, p, ts);
     *p++ = ' ';
     if (c->flags & SF_CAN_FD) {
         uint32_t flags = 0x1000u | ((c->flags & SF_CAN_BRS) ? 0x2000u : 0) |
@@ -185,8 +227,7 @@ static int asc_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
             }
         *p++ = '\n';
     }
-    x->written++;
-    return export_write(x, line, (size_t)(p - line)) ? -1 : 1;
+    return export_write(x, line, (size_t)(p - line));
 }
 
 static int asc_other(struct export_ctx *x, const struct sf_rec *r)
@@ -203,7 +244,7 @@ static int asc_end(struct export_ctx *x)
 
     if (a) {
         if (!a->started)
-            rc = start(x, a, x->log_start);
+            rc = start(x, a);
         if (!rc && fputs("End TriggerBlock\n", x->out) == EOF)
             rc = -1;
     }

@@ -11,8 +11,11 @@
  * the objects as they come).
  *
  * Time: the header's start time is a SYSTEMTIME (local time, as Vector's tools and
- * python-can both read it) in whole milliseconds: the log's start, or the first frame if
- * that is earlier, rounded down. Each object's timestamp is the nanoseconds since then. A
+ * python-can both read it) in whole milliseconds: the log's start, or the oldest frame if
+ * that is earlier (a logger's producers deliver frames out of order, by up to the ring's
+ * residence time), rounded down. The oldest frame comes from a first pass over the log
+ * (x->min_ts); on a pipe, from the first container. Each object's timestamp is the nanoseconds since then; a later
+ * frame older than the start is put at the start and counted. A
  * BLF file is always absolute; --relative does not apply. Channels count from 1. */
 #include "export.h"
 #include "blf_format.h"
@@ -32,6 +35,7 @@ struct blf {
     uLong zcap;
     int started, header_out;
     uint64_t start, last;          /* ns; start is a whole millisecond */
+    uint64_t min;                  /* the oldest timestamp before the start was fixed */
     uint64_t file_size, uncompressed_size;
     uint32_t objects;
 };
@@ -70,6 +74,23 @@ static int file_header(const struct blf *b, uint8_t *h)
     return put_systemtime(h + BLF_FH_STOP_TIME, b->last - b->last % 1000000u);
 }
 
+/* The first container is full (or the export ends): the start time is the oldest of its
+ * frames and the log's start, so frames that the logger's producers delivered slightly out
+ * of order need no clamping; its objects' absolute timestamps become relative. */
+static void set_start(struct blf *b)
+{
+    uint32_t off = 0;
+
+    b->start = b->min - b->min % 1000000u;
+    while (off < b->fill) {
+        uint8_t *o = b->data + off;
+        uint8_t *t = o + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP;
+        uint32_t size = blf_get32(o + BLF_OB_OBJECT_SIZE);
+        blf_put64(t, blf_get64(t) - b->start);
+        off += size + blf_obj_padding(size);
+    }
+}
+
 static int write_header(struct export_ctx *x, struct blf *b)
 {
     uint8_t h[BLF_FILE_HDR_SIZE];
@@ -92,8 +113,11 @@ static int flush_container(struct export_ctx *x, struct blf *b)
 
     if (!b->fill)
         return 0;
-    if (!b->header_out && write_header(x, b))
-        return -1;
+    if (!b->header_out) {
+        set_start(b);
+        if (write_header(x, b))
+            return -1;
+    }
     if (x->blf_level > 0) {
         uLongf zlen = b->zcap;
         if (compress2(b->z, &zlen, b->data, b->fill, x->blf_level) != Z_OK) {
@@ -145,14 +169,17 @@ static int blf_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
     uint64_t ts = r->ts;
 
     if (!b->started) {
-        uint64_t t = x->log_start < ts ? x->log_start : ts;
-        b->start = b->last = t - t % 1000000u;
+        b->min = b->last = ts < x->log_start ? ts : x->log_start;
+        if (x->have_min && x->min_ts < b->min)
+            b->min = x->min_ts;
         b->started = 1;
     }
-    if (ts < b->start) {
+    if (b->header_out && ts < b->start) {
         x->clamped++;
         ts = b->start;
     }
+    if (ts < b->min)
+        b->min = ts;
     if (ts > b->last)
         b->last = ts;
     if (b->fill + OBJ_MAX > sizeof b->data && flush_container(x, b))
@@ -176,7 +203,8 @@ static int blf_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
     blf_put32(o + BLF_OB_OBJECT_SIZE, size);
     blf_put32(o + BLF_OB_OBJECT_TYPE, type);
     blf_put32(o + BLF_OBJ_BASE_SIZE + BLF_OH1_FLAGS, BLF_TIME_ONE_NANS);
-    blf_put64(o + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP, ts - b->start);
+    /* Absolute until the first container fixes the start (set_start). */
+    blf_put64(o + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP, b->header_out ? ts - b->start : ts);
     body = o + OBJ_HDR;
     if (type == BLF_OBJ_CAN_FD_MESSAGE) {
         blf_put16(body + BLF_CFD_CHANNEL, ch);
@@ -222,12 +250,14 @@ static int blf_end(struct export_ctx *x)
         return 0;
     if (b->z) {
         if (!b->started) {
-            b->start = b->last = x->log_start - x->log_start % 1000000u;
+            b->min = b->last = x->log_start;
             b->started = 1;
         }
         rc = flush_container(x, b);
-        if (!rc && !b->header_out)
+        if (!rc && !b->header_out) {
+            set_start(b);
             rc = write_header(x, b);
+        }
         if (!rc && x->seekable) {
             /* The totals are known now: rewrite the header in place. */
             uint8_t h[BLF_FILE_HDR_SIZE];
