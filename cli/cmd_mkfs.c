@@ -108,7 +108,9 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
     char hs[32];
 
     memset(&o, 0, sizeof o);
-    if (stat(a->target, &st) != 0) {
+    if (!target_dev_path(a->target))
+        return CLI_ERR;
+    if (stat(target_dev_path(a->target), &st) != 0) {
         if (errno != ENOENT) {
             cli_err("%s: %s", a->target, strerror(errno));
             return CLI_ERR;

@@ -39,6 +39,8 @@ static const char main_help[] =
 "  log     record CAN, UDP, latency or raw data into log files\n"
 "  demo    log a synthetic vehicle into demo.img, read it back and check it\n"
 "  export  decode a log file (candump -L lines)\n"
+"  bench   measure sustained write speed (cache boundary, steady state, latency)\n"
+"  plan    fill time, endurance and settings for a logging rate\n"
 "\n"
 "  'streamfat COMMAND --help' describes each command.\n"
 "\n"
@@ -59,13 +61,15 @@ struct command {
 static int cmd_parse_debug(int argc, char **argv);
 int cmd_log(int argc, char **argv);   /* cli/cmd_log.c */
 int cmd_export(int argc, char **argv);   /* cli/cmd_export.c */
+int cmd_bench(int argc, char **argv);    /* cli/cmd_bench.c */
+int cmd_plan(int argc, char **argv);     /* cli/cmd_plan.c */
 int cmd_fsck(int argc, char **argv);     /* cli/cmd_fsck.c */
 
 static const struct command commands[] = {
     { "mkfs", cmd_mkfs }, { "info", cmd_info }, { "ls", cmd_ls },
     { "cat", cmd_cat }, { "get", cmd_get }, { "put", cmd_put }, { "rm", cmd_rm },
     { "mkdir", cmd_mkdir }, { "log", cmd_log }, { "demo", cmd_demo }, { "export", cmd_export },
-    { "fsck", cmd_fsck },
+    { "bench", cmd_bench }, { "plan", cmd_plan }, { "fsck", cmd_fsck },
     /* Hidden, for tests: print what a value parses to. */
     { "__parse-size", cmd_parse_debug }, { "__parse-rate", cmd_parse_debug },
     { "__parse-duration", cmd_parse_debug },

@@ -5,6 +5,7 @@
 #endif
 #include "target.h"
 #include "cli.h"
+#include "sim_target.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -26,12 +27,63 @@ void *target_alloc(const struct sf_bdev *bd, size_t n)
     return p;
 }
 
+const char *target_dev_path(const char *path)
+{
+    struct sf_simbd_model m;
+    struct sf_simbd_state *st;
+    uint32_t ss;
+
+    return sim_target_is(path) ? sim_target_backing(path, &ss, &m, &st) : path;
+}
+
+/* A sim: spec: its storage, buffered (O_DIRECT buys nothing there), with the spec's sector
+ * size unless the caller names one. The model goes to s (attached by sim_attach). */
+static int open_sim_storage(struct sf_filebd *f, const char *spec, unsigned filebd_flags,
+                            uint32_t sector_size, struct sf_simbd *s)
+{
+    struct sf_simbd_model m;
+    struct sf_simbd_state *st;
+    uint32_t ss;
+    const char *p = sim_target_backing(spec, &ss, &m, &st);
+    int err;
+
+    if (!p)
+        return CLI_ERR;
+    err = sf_filebd_open(f, p, filebd_flags & SF_FILEBD_RDONLY, sector_size ? sector_size : ss, 0);
+    if (err) {
+        cli_err("%s: cannot open its storage: %s", spec, sf_strerror(err));
+        return CLI_ERR;
+    }
+    if (s) {
+        s->m = m;
+        s->st = st;
+    }
+    return 0;
+}
+
+/* Put the timing model over the (settled) storage device. */
+static int sim_attach(struct target *t)
+{
+    struct sf_simbd_model m = t->sim.m;
+    struct sf_simbd_state *st = t->sim.st;
+
+    if (sf_simbd_init(&t->sim, &t->fbd.bd, &m, st)) {
+        cli_err("%s: bad sim: model", t->path);
+        return CLI_ERR;
+    }
+    t->is_sim = 1;
+    return 0;
+}
+
 int target_open_dev(struct sf_filebd *f, const char *path, unsigned filebd_flags,
                     uint32_t sector_size, uint64_t create_size)
 {
-    int err = sf_filebd_open(f, path, filebd_flags, sector_size, create_size);
+    int err;
     struct stat st;
 
+    if (sim_target_is(path))
+        return open_sim_storage(f, path, filebd_flags, sector_size, NULL);
+    err = sf_filebd_open(f, path, filebd_flags, sector_size, create_size);
     if (!err)
         return 0;
     if (err == SF_EINVAL && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -55,6 +107,8 @@ static int open_dev(struct target *t, const char *path, unsigned flags)
     unsigned ff = (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0;
     int err;
 
+    if (sim_target_is(path))
+        return open_sim_storage(&t->fbd, path, ff, 0, &t->sim);
     if (flags & TARGET_DIRECT) {
         err = sf_filebd_open(&t->fbd, path, ff | SF_FILEBD_DIRECT, 0, 0);
         if (!err)
@@ -177,7 +231,10 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
         if (t->fbd.bd.sector_size != fs_ss && set_sector_size(t, path, flags, fs_ss))
             goto fail;
     }
-    if (flags & TARGET_ASYNC) {
+    if (sim_target_is(path)) {
+        if (sim_attach(t))       /* asynchronous by itself: TARGET_ASYNC is not needed */
+            goto fail;
+    } else if (flags & TARGET_ASYNC) {
         /* After the sector size is settled: the aio device copies the geometry. */
         err = sf_aiobd_init(&t->aio, &t->fbd, queue_depth ? queue_depth : 4,
                             (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
@@ -223,6 +280,30 @@ fail:
     return CLI_ERR;
 }
 
+int target_open_raw(struct target *t, const char *path, unsigned flags, unsigned queue_depth)
+{
+    int err;
+
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    if (open_dev(t, path, flags))
+        return CLI_ERR;
+    t->opened = 1;
+    if (sim_target_is(path))
+        return sim_attach(t) ? (target_close(t), CLI_ERR) : 0;
+    if (flags & TARGET_ASYNC) {
+        err = sf_aiobd_init(&t->aio, &t->fbd, queue_depth ? queue_depth : 4,
+                            (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
+        if (err) {
+            cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));
+            target_close(t);
+            return CLI_ERR;
+        }
+        t->async = 1;
+    }
+    return 0;
+}
+
 int target_close(struct target *t)
 {
     int rc = 0, err;
@@ -242,6 +323,10 @@ int target_close(struct target *t)
             rc = CLI_ERR;
         }
         t->async = 0;
+    }
+    if (t->is_sim) {
+        sf_simbd_drain(&t->sim);     /* requests in flight complete before the storage goes */
+        t->is_sim = 0;
     }
     if (t->opened) {
         err = sf_filebd_close(&t->fbd);

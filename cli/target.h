@@ -6,6 +6,7 @@
 #include "streamfat/sf.h"
 #include "streamfat/filebd.h"
 #include "streamfat/aiobd.h"
+#include "streamfat/simbd.h"
 
 #define TARGET_RDONLY   0x1u  /* open the device read-only, mount with SF_VOL_RDONLY */
 #define TARGET_DIRECT   0x2u  /* O_DIRECT; where the host file system refuses it (tmpfs, or an
@@ -18,11 +19,13 @@ struct target {
     const char *path;
     struct sf_filebd fbd;
     struct sf_aiobd aio;     /* with TARGET_ASYNC; the volume is mounted on aio.bd */
+    struct sf_simbd sim;     /* a sim: TARGET (cli/sim_target.h): the timing model over fbd,
+                                asynchronous by itself; the volume is mounted on sim.bd */
     struct sf_vol vol;
     void *cache;
     uint16_t *upcase;
     void *fat_cache;         /* FAT free-space summary (64 KiB: a 2 TiB FAT32 volume) */
-    int opened, mounted, async;
+    int opened, mounted, async, is_sim;
 };
 
 /* Open and mount. partition: 0 automatic, N the Nth. Returns 0 or CLI_ERR. */
@@ -33,7 +36,7 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
 /* The device the volume is mounted on. */
 static inline struct sf_bdev *target_bd(struct target *t)
 {
-    return t->async ? &t->aio.bd : &t->fbd.bd;
+    return t->is_sim ? &t->sim.bd : t->async ? &t->aio.bd : &t->fbd.bd;
 }
 /* Unmount (flushing) and close; reports errors. Returns 0 or CLI_ERR. Safe on a target
  * that failed to open. */
@@ -43,6 +46,14 @@ int target_close(struct target *t);
  * sparse image file of that size when the path does not exist. */
 int target_open_dev(struct sf_filebd *f, const char *path, unsigned filebd_flags,
                     uint32_t sector_size, uint64_t create_size);
+
+/* The path to stat and open for TARGET: itself, or for a sim: spec the storage of that
+ * simulated device (created on first use). NULL after printing an error. */
+const char *target_dev_path(const char *path);
+/* Open the device only, as the volume would see it (a sim: spec gets its timing model),
+ * for bench and the like; TARGET_DIRECT is honoured as in target_open. The device is
+ * target_bd(t); close with target_close. Returns 0 or CLI_ERR. */
+int target_open_raw(struct target *t, const char *path, unsigned flags, unsigned queue_depth);
 
 /* Buffer of n bytes aligned for the device (at least 64 bytes); exits on failure. */
 void *target_alloc(const struct sf_bdev *bd, size_t n);
