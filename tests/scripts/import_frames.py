@@ -6,7 +6,10 @@
     import_frames.py gen-asc FILE                   ASCWriter
     import_frames.py gen-candump FILE               CanutilsLogWriter
     import_frames.py gen-paced FILE                 BLF of 40 frames over 0.5 s
-    import_frames.py cmp KIND SRC OUT_KIND OUT [N]  python-can reads SRC (KIND blf|asc|candump)
+    import_frames.py gen-vector FILE                BLF built here byte by byte with what
+                                                    python-can does not write (see vector())
+    import_frames.py cmp KIND SRC OUT_KIND OUT [N]  python-can reads SRC (KIND blf|asc|candump,
+                                                    blf-vector: a gen-vector file)
                                                     and OUT (candump|blf): the same frames (the
                                                     first N of SRC when N is given)
 
@@ -69,8 +72,65 @@ def paced():
                         channel=0, is_extended_id=False) for k in range(41)]
 
 
+def vector(path):
+    """A BLF file as Vector's tools write more than python-can does: CAN_MESSAGE2 (86),
+    CAN_FD_MESSAGE_64 (101, FD with BRS, classic remote, classic data), a classic frame in a
+    CAN_FD_MESSAGE (100), object header version 2, 10 us timestamps, an inner object of
+    another type (65) and a top-level one between a zlib and a stored container. Start
+    2023-11-14 22:13:20.123 local time; every frame at a whole microsecond."""
+    import struct
+    import zlib
+
+    def obj(typ, body, ts, ver=1, unit=2):
+        if ver == 1:
+            hdr = struct.pack("<LHHQ", unit, 0, 0, ts)
+        else:
+            hdr = struct.pack("<LBxHQQ", unit, 0, 0, ts, 0)
+        size = 16 + len(hdr) + len(body)
+        return (struct.pack("<4sHHLL", b"LOBJ", 16 + len(hdr), ver, size, typ) + hdr + body +
+                b"\0" * (size % 4))
+
+    def can2(ch, flags, dlc, can_id, data):
+        return struct.pack("<HBBL8sLBxH", ch, flags, dlc, can_id, data, 0, 0, 0)
+
+    def fd64(ch, dlc, can_id, flags, data):
+        return struct.pack("<BBBBLLLLLLLHBBL", ch, dlc, len(data), 0, can_id, 0, flags, 0, 0,
+                           0, 0, 0, 0, 0, 0) + data
+
+    def fd(ch, dlc, can_id, fd_flags, data):
+        return struct.pack("<HBBLLBBB5x64s", ch, 0, dlc, can_id, 0, 0, fd_flags, len(data),
+                           data)
+
+    ext = 0x80000000
+    first = (obj(86, can2(1, 0, 3, 0x555, b"\1\2\3"), 10, unit=1) +
+             obj(86, can2(2, 0x80, 2, ext | 0x1234567, b""), 200000) +
+             obj(101, fd64(1, 13, ext | 0x18DAF110, 0x3000, bytes(range(32))), 300000, ver=2) +
+             obj(101, fd64(1, 4, 0x7E0, 0x0010, b""), 400000, ver=2) +
+             obj(65, b"not a frame" * 9, 450000) +
+             obj(101, fd64(1, 2, 0x123, 0, b"\xaa\xbb"), 500000))
+    second = (obj(100, fd(2, 8, 0x100, 0, bytes.fromhex("1122334455667788")), 600000) +
+              obj(100, fd(2, 11, ext | 0x1ABCDEF, 0x5, bytes(i * 3 for i in range(20))),
+                  700000) +
+              obj(73, struct.pack("<HHLBBBxLLH2x8s", 1, 0, 0, 0, 0, 0, 0, 0, 0, b""), 800000) +
+              obj(1, struct.pack("<HBBL8s", 1, 0, 8, 0x7FF, b"\xff" * 8), 90, ver=2, unit=1))
+
+    def container(data, method):
+        payload = zlib.compress(data) if method == 2 else data
+        size = 32 + len(payload)
+        return (struct.pack("<4sHHLLH6xL4x", b"LOBJ", 16, 1, size, 10, method, len(data)) +
+                payload + b"\0" * (size % 4))
+
+    start = (2023, 11, 2, 14, 22, 13, 20, 123)
+    body = (container(first, 2) + obj(65, b"top-level, not a container", 0) +
+            container(second, 0))
+    head = struct.pack("<4sLBBBBBBBBQQLL8H8H", b"LOGG", 144, 5, 0, 0, 0, 2, 6, 8, 1,
+                       144 + len(body), 0, 10, 0, *start, *start)
+    with open(path, "wb") as f:
+        f.write(head + b"\0" * (144 - len(head)) + body)
+
+
 def read(kind, path):
-    if kind == "blf":
+    if kind in ("blf", "blf-vector"):
         return list(can.BLFReader(path))
     if kind == "asc":
         return list(can.ASCReader(path, relative_timestamp=False))
@@ -146,6 +206,8 @@ def main(argv):
         for m in paced():
             w.on_message_received(m)
         w.stop()
+    elif cmd == "gen-vector":
+        vector(argv[2])
     elif cmd == "gen-asc":
         w = can.ASCWriter(argv[2])
         for m in messages(fd_empty=False):

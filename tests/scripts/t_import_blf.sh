@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # streamfat log --source file:X.blf: BLF files written by python-can's BLFWriter (standard,
 # extended, remote and CAN FD frames with BRS/ESI, an error frame, a global marker to skip,
-# three channels, 3000 more frames) are imported with --fast and exported again; python-can
-# must read the same frames back from our candump and BLF exports: channel, id, flags, data,
-# timestamps to the microsecond (tests/scripts/import_frames.py says how the exact time
-# follows from python-can's start-time handling). zlib-compressed and stored containers,
-# objects split across small containers, a start time in another time zone (the header is
-# local time), replay at the recorded speed. Damaged files (truncated, bad zlib, a broken
-# object, a bad header) end the run with exit 1 and one clear line, no sanitizer report.
+# three channels, 3000 more frames), and one built byte by byte with the object types and
+# header variants python-can does not write, are imported with --fast and exported again;
+# python-can must read the same frames back from our candump and BLF exports: channel, id,
+# flags, data, timestamps to the microsecond (tests/scripts/import_frames.py says how the
+# exact time follows from python-can's start-time handling). zlib-compressed and stored
+# containers, objects split across small containers, a start time in another time zone (the
+# header is local time), replay at the recorded speed. Damaged files (truncated, bad zlib, a
+# broken object, a bad header) end the run with exit 1 and one clear line, no sanitizer
+# report.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
@@ -52,6 +54,24 @@ check "$WORK/u.blf"
 $PY "$FR" gen-blf "$WORK/u1k.blf" 0 1000
 import "$WORK/u1k.blf" --fast
 check "$WORK/u1k.blf"
+
+log "what python-can does not write: CAN_MESSAGE2, CAN_FD_MESSAGE_64, header v2, 10 us units"
+$PY "$FR" gen-vector "$WORK/v.blf"
+import "$WORK/v.blf" --fast
+cat >"$WORK/v.want" <<'EOF'
+(1700000000.123100) can0 555#010203
+(1700000000.123200) can1 01234567#R2
+(1700000000.123300) can0 18DAF110##1000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F
+(1700000000.123400) can0 7E0#R4
+(1700000000.123500) can0 123#AABB
+(1700000000.123600) can1 100#1122334455667788
+(1700000000.123700) can1 01ABCDEF##2000306090C0F1215181B1E2124272A2D30333639
+(1700000000.123800) can0 20000080#0000000000000000
+(1700000000.123900) can0 7FF#FFFFFFFFFFFFFFFF
+EOF
+diff "$WORK/v.want" "$WORK/out.log" >&2 || fail "v.blf imported wrongly"
+$PY "$FR" cmp blf-vector "$WORK/v.blf" candump "$WORK/out.log" ||
+    fail "python-can reads v.blf otherwise"
 
 log "the header's start time is local time (TZ=Europe/Berlin for python-can and us)"
 TZ=Europe/Berlin $PY "$FR" gen-blf "$WORK/berlin.blf" -1 131072
