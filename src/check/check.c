@@ -244,8 +244,9 @@ int chk_fat_get(struct chk *k, uint32_t c, uint32_t *v)
         *v = e >= 0x0FFFFFF8 ? CHK_EOC : e == 0x0FFFFFF7 ? CHK_BAD : e;
         return 0;
     default:
-        e = ld_le32(p);
-        *v = e >= 0xFFFFFFF8u ? CHK_EOC : e;
+        /* exFAT: only FFFFFFFF ends a chain; FFFFFFF8..FFFFFFFE are invalid in a chain and
+         * stay as they are, out of range for the walker. */
+        *v = ld_le32(p);
         return 0;
     }
 }

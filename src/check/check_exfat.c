@@ -212,6 +212,16 @@ static uint16_t name_hash(const uint16_t *name, uint32_t len)
     return h;
 }
 
+/* Up-casing ASCII is the same in every up-case table: such names' hashes can be checked
+ * whatever table the volume has. */
+static int ascii_only(const uint16_t *name, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++)
+        if (name[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
 static int bad_name_char(uint16_t c)
 {
     return c < 0x20 || c == '"' || c == '*' || c == '/' || c == ':' || c == '<' || c == '>' ||
@@ -258,6 +268,27 @@ static int xset_delete(struct chk *k, struct xset *s, uint32_t n)
     return 0;
 }
 
+/* Mark a broken set unused: its primary at idx and the in-use secondaries after it (they
+ * would stand alone). *skip: entries done. */
+static int delete_run(struct chk *k, struct chk_dir *d, uint32_t idx, uint32_t *skip)
+{
+    uint32_t total = chk_dir_entries(k, d), j = idx;
+    uint8_t *ent;
+    uint64_t lba;
+    uint32_t off;
+    do {
+        if (chk_dir_entry(k, d, j, &ent, &lba, &off))
+            return SF_EIO;
+        if (j > idx && (!(ent[0] & EXDE_INUSE) || !(ent[0] & EXDE_TYPE_SECONDARY)))
+            break;
+        ent[0] &= (uint8_t)~EXDE_INUSE;
+        if (chk_dsec_put(k))
+            return SF_EIO;
+    } while (++j < total);
+    *skip = j - idx;
+    return 0;
+}
+
 struct xctx {
     int hash_ok;            /* the volume's up-case table is the built-in one */
     int have_bitmap;
@@ -295,6 +326,15 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
     if (!dl) {
         if (isdir)
             return 1;        /* nothing to walk: the caller deletes the set */
+        /* An empty file has no cluster and no NoFatChain flag (as streamfat writes it). */
+        if ((first || contig) &&
+            chk_report(k, SF_CHK_SIZE, 1, 0, "size 0 but %s: cleared",
+                       first ? "a first cluster" : "the NoFatChain flag")) {
+            st_le32(se + EXDE_FIRST_CLUSTER, 0);
+            se[EXDE_STREAM_FLAGS] &= (uint8_t)~EXDE_FLAG_NO_FAT_CHAIN;
+            *changed = 1;
+            chk_repaired(k);
+        }
         return 0;
     }
     uint64_t want64 = (dl + k->cs - 1) / k->cs;
@@ -317,8 +357,10 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
                 vdl = dl;
             st_le64(se + EXDE_DATA_LENGTH, dl);
             st_le64(se + EXDE_STREAM_VALID_LEN, vdl);
-            if (!got)
+            if (!got) {
                 st_le32(se + EXDE_FIRST_CLUSTER, 0);
+                se[EXDE_STREAM_FLAGS] &= (uint8_t)~EXDE_FLAG_NO_FAT_CHAIN;
+            }
             *changed = 1;
             /* The entry goes out before the FAT end mark (reference removed first); the end
              * mark is written by the caller after the set. */
@@ -334,6 +376,26 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
     } else if (got && isdir) {
         chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
     }
+    /* Other secondaries that own clusters (vendor allocation, 0xE1): their clusters are
+     * reached too, or they would count as leaks. */
+    uint32_t nl0 = se[EXDE_STREAM_NAME_LEN];
+    for (uint32_t i = 2 + (nl0 + 14) / 15; i < s->n; i++) {
+        const uint8_t *e2 = s->e + i * EXDE_SIZE;
+        uint32_t f2 = ld_le32(e2 + EXDE_FIRST_CLUSTER), g2, l2;
+        uint64_t len2 = ld_le64(e2 + EXDE_DATA_LENGTH);
+        if (e2[0] == EXDE_NAME || !(e2[EXDE_STREAM_FLAGS] & EXDE_FLAG_ALLOC_POSSIBLE) ||
+            !f2 || !len2)
+            continue;
+        uint64_t w2 = (len2 + k->cs - 1) / k->cs;
+        int why2 = chk_walk(k, f2, (e2[EXDE_STREAM_FLAGS] & EXDE_FLAG_NO_FAT_CHAIN) != 0,
+                            w2 > k->ccount ? k->ccount : (uint32_t)w2, &g2, &l2);
+        if (why2 == WALK_IO)
+            return SF_EIO;
+        if (why2 != WALK_OK)
+            chk_report(k, SF_CHK_RANGE, 1, 1, "secondary entry 0x%x: %s", e2[0],
+                       chk_walk_why(why2));
+    }
+    int cand = 0;
     if (!isdir && why == WALK_OK && k->ncand < CHK_CANDS && !(k->o->flags & SF_CHECK_NO_RECOVER)) {
         uint32_t nl = se[EXDE_STREAM_NAME_LEN];
         uint16_t nm[255];
@@ -352,6 +414,20 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
             c->size = dl;
             c->contig = contig;
             chk_fmt(c->path, sizeof c->path, "%s", k->path);
+            cand = 1;
+        }
+    }
+    /* A FAT chain must end where the size does; a log file's tail waits for recovery
+     * (chk_cut_tails). */
+    if (!contig && why == WALK_OK && got && !cand) {
+        uint32_t nx;
+        if (chk_fat_get(k, last, &nx))
+            return SF_EIO;
+        if (nx != CHK_EOC && chk_report(k, SF_CHK_SIZE, 1, 0, "cluster chain longer than the "
+                                        "size %U: cut", dl)) {
+            if (chk_fat_set(k, last, CHK_EOC))
+                return SF_EIO;
+            chk_repaired(k);
         }
     }
     return 0;
@@ -399,11 +475,17 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         for (i = 0; !bad && i < need; i++)
             if (s.e[(2 + i) * EXDE_SIZE] != EXDE_NAME)
                 bad = "a name entry is missing";
+        for (i = 2 + need; !bad && i <= n2; i++) {
+            if (s.e[i * EXDE_SIZE] == EXDE_NAME)
+                bad = "more name entries than the name length needs";
+            else if (!(s.e[i * EXDE_SIZE] & EXDE_TYPE_BENIGN))
+                bad = "unknown critical secondary entry";
+        }
     }
     if (bad) {
         /* Without a name the set cannot be fixed; its clusters become leaks. */
         if (chk_report(k, SF_CHK_ENTRY, 1, 0, "entry set at index %u: %s: removed", idx, bad)) {
-            if ((err = xset_delete(k, &s, 1)))
+            if ((err = delete_run(k, d, idx, skip)))
                 return err;
             chk_repaired(k);
         }
@@ -441,7 +523,8 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
             changed = 1;
             chk_repaired(k);
         }
-    } else if (x->hash_ok && name_hash(name, nl) != ld_le16(se + EXDE_STREAM_NAME_HASH)) {
+    } else if ((x->hash_ok || ascii_only(name, nl)) &&
+               name_hash(name, nl) != ld_le16(se + EXDE_STREAM_NAME_HASH)) {
         if (chk_report(k, SF_CHK_NAME, 1, 0, "name hash wrong")) {
             st_le16(se + EXDE_STREAM_NAME_HASH, name_hash(name, nl));
             changed = 1;
@@ -572,9 +655,13 @@ static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t d
             }
         } else if (t & EXDE_TYPE_BENIGN) {
             skip = 1 + ent[EXDE_FILE_SECONDARY_COUNT];      /* benign primary and its set */
-        } else {
-            chk_report(k, SF_CHK_ENTRY, 1, 1, "unknown critical entry type 0x%x at index %u",
-                       t, idx);
+        } else if (chk_report(k, SF_CHK_ENTRY, 1, 0, "unknown critical entry type 0x%x at "
+                              "index %u: marked unused", t, idx)) {
+            /* A reader that does not know a critical primary must not use the directory
+             * (spec 6.3.1): marking it unused is what makes the directory usable again. */
+            if ((err = delete_run(k, d, idx, &skip)))
+                return err;
+            chk_repaired(k);
         }
     }
     return 0;
@@ -712,6 +799,8 @@ int chk_exfat(struct chk *k, uint8_t *boot)
     }
     k->alloc_test = bitmap_test;
     if (!(k->o->flags & SF_CHECK_NO_RECOVER) && (err = chk_recover(k, set_size)))
+        return err;
+    if ((err = chk_cut_tails(k)))
         return err;
     if ((err = check_bitmap(k)))
         return err;

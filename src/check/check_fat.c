@@ -621,26 +621,8 @@ int chk_fat(struct chk *k, uint8_t *boot)
         return err;
     if ((err = chk_recover(k, set_size)))
         return err;
-    /* Log files whose chains go on past their (recovered) size: cut at the size. */
-    for (uint32_t i = 0; i < k->ncand; i++) {
-        struct chk_cand *c = &k->cand[i];
-        uint32_t nx;
-        if (chk_fat_get(k, c->last, &nx))
-            return SF_EIO;
-        if (nx == CHK_EOC)
-            continue;
-        chk_fmt(k->path, sizeof k->path, "%s", c->path);
-        k->plen = 0;
-        while (k->path[k->plen])
-            k->plen++;
-        if (chk_report(k, SF_CHK_SIZE, 1, 0, "cluster chain longer than the size %U: cut",
-                       c->size)) {
-            if ((err = chk_fat_set(k, c->last, CHK_EOC)))
-                return err;
-            chk_repaired(k);
-        }
-        chk_path_pop(k, 0);
-    }
+    if ((err = chk_cut_tails(k)))
+        return err;
     if ((err = check_lost(k)) || (err = check_copies(k)) || (err = check_dirty(k)))
         return err;
     if (k->fs == 12 && saved_repair && k->r->problems) {

@@ -161,6 +161,8 @@ int chk_fat_probe(const uint8_t *boot, uint32_t ss, uint32_t *ccount);
  * it attaches as reached. set_size writes a candidate's new size (file-system specific). */
 int chk_recover(struct chk *k, int (*set_size)(struct chk *k, struct chk_cand *c,
                                                uint64_t size, uint32_t nclus, uint32_t last));
+/* Candidates with a FAT chain going on past their (recovered) size: cut there. */
+int chk_cut_tails(struct chk *k);
 /* Is the file name (UTF-16) a log file (ends in ".SFL", any case)? */
 int chk_is_log_name(const uint16_t *name, uint32_t len);
 

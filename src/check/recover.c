@@ -215,3 +215,30 @@ int chk_recover(struct chk *k, int (*set_size)(struct chk *k, struct chk_cand *c
     }
     return 0;
 }
+
+int chk_cut_tails(struct chk *k)
+{
+    for (uint32_t i = 0; i < k->ncand; i++) {
+        struct chk_cand *c = &k->cand[i];
+        uint32_t nx;
+        int err;
+        if (c->contig)
+            continue;
+        if (chk_fat_get(k, c->last, &nx))
+            return SF_EIO;
+        if (nx == CHK_EOC)
+            continue;
+        chk_fmt(k->path, sizeof k->path, "%s", c->path);
+        k->plen = 0;
+        while (k->path[k->plen])
+            k->plen++;
+        if (chk_report(k, SF_CHK_SIZE, 1, 0, "cluster chain longer than the size %U: cut",
+                       c->size)) {
+            if ((err = chk_fat_set(k, c->last, CHK_EOC)))
+                return err;
+            chk_repaired(k);
+        }
+        chk_path_pop(k, 0);
+    }
+    return 0;
+}
