@@ -36,7 +36,9 @@ uint32_t board_ticks(void)
 
 /* Ticks and the down-counter must be from the same millisecond: read the tick count on
  * both sides of the counter, and count a wrap that the handler has not yet seen (it is
- * pending while a higher-priority handler runs, or between the wrap and its entry). */
+ * pending between the wrap and the handler's entry, or while interrupts are masked). A
+ * pending wrap with the counter still high happened just before the read; with the counter
+ * low, the read came first. Right as long as the handler is never held off half a tick. */
 uint64_t board_now_ns(void)
 {
     uint32_t t, v;
