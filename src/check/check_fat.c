@@ -423,21 +423,25 @@ static int fat_alloc_test(struct chk *k, uint32_t c, int *used)
 /* Lost clusters: allocated in the FAT, reached by no file. */
 static int check_lost(struct chk *k)
 {
-    uint64_t lost = 0, used = 0;
+    uint64_t lost = 0, used = 0, free = 0;
     for (uint32_t c = 2; c < k->ccount + 2; c++) {
         uint32_t v;
         if (chk_fat_get(k, c, &v))
             return SF_EIO;
         if (reach_test(k, c))
             used++;
-        else if (v != CHK_FREE && v != CHK_BAD)
+        else if (v == CHK_FREE)
+            free++;
+        else if (v != CHK_BAD)
             lost++;
     }
     k->r->leaked_clusters = lost;
     k->r->clusters_used = used;
+    k->free_after = free;
     if (!lost || !chk_report(k, SF_CHK_LEAK, 0, 0, "%U clusters allocated that no file uses "
                              "(lost chains): freed", lost))
         return 0;
+    k->free_after = free + lost;
     /* Sector by sector over the first FAT, each changed sector to every copy. */
     uint32_t per = k->ss * 8 / (uint32_t)k->fs;
     for (uint64_t s = 0; s < k->fat_len; s++) {
@@ -466,6 +470,36 @@ static int check_lost(struct chk *k)
                 return SF_EIO;
     }
     chk_repaired(k);
+    return 0;
+}
+
+/* FAT32 FSInfo: signatures and the free-cluster count (a hint, but every checker compares
+ * it; 0xFFFFFFFF means unknown and is always right). */
+static int check_fsinfo(struct chk *k, const uint8_t *boot)
+{
+    uint32_t sec = ld_le16(boot + BPB32_FS_INFO);
+    if (!sec || sec == 0xFFFF || sec >= ld_le16(boot + BPB_RSVD_SEC_CNT))
+        return 0;
+    if (chk_read(k, sec, k->xsec))
+        return SF_EIO;
+    uint8_t *b = k->xsec;
+    if (ld_le32(b + FSI_LEAD_SIG) != FSI_LEAD_VALUE || ld_le32(b + FSI_STRUC_SIG) != FSI_STRUC_VALUE ||
+        ld_le32(b + FSI_TRAIL_SIG) != FSI_TRAIL_VALUE) {
+        chk_report(k, SF_CHK_FSINFO, 0, 0, "FSInfo sector signatures wrong (not used)");
+        return 0;
+    }
+    uint32_t have = ld_le32(b + FSI_FREE_COUNT);
+    if (have == 0xFFFFFFFFu || have == k->free_after)
+        return 0;
+    if (chk_report(k, SF_CHK_FSINFO, 0, 0, "FSInfo free cluster count %u, really %U: corrected",
+                   have, k->free_after)) {
+        if (chk_read(k, sec, k->xsec))
+            return SF_EIO;
+        st_le32(k->xsec + FSI_FREE_COUNT, (uint32_t)k->free_after);
+        if (chk_write(k, sec, k->xsec))
+            return SF_EIO;
+        chk_repaired(k);
+    }
     return 0;
 }
 
@@ -562,8 +596,11 @@ static int check_backup(struct chk *k)
     return 0;
 }
 
-int chk_fat(struct chk *k, uint8_t *boot)
+int chk_fat(struct chk *k, uint8_t *boot_sec)
 {
+    /* A copy: boot_sec is the scratch sector, reused by the checks below. */
+    uint8_t boot[512];
+    memcpy(boot, boot_sec, sizeof boot);
     uint32_t ccount, fatsz, rs, got, last;
     uint64_t data;
     int err;
@@ -623,7 +660,8 @@ int chk_fat(struct chk *k, uint8_t *boot)
         return err;
     if ((err = chk_cut_tails(k)))
         return err;
-    if ((err = check_lost(k)) || (err = check_copies(k)) || (err = check_dirty(k)))
+    if ((err = check_lost(k)) || (err = check_copies(k)) ||
+        (k->fs == 32 && (err = check_fsinfo(k, boot))) || (err = check_dirty(k)))
         return err;
     if (k->fs == 12 && saved_repair && k->r->problems) {
         chk_report(k, SF_CHK_BOOT, 0, 1, "FAT12 is checked only: not repaired");

@@ -79,6 +79,7 @@ struct chk {
     char msg[200];
     int lfn_is_log;             /* FAT: the entry being checked is named *.SFL */
     uint32_t dot_parent;        /* FAT: the directory holding the one being entered */
+    uint64_t free_after;        /* FAT: free clusters once the repairs are made */
     uint32_t cut_after;         /* a chain end mark to write after an entry update */
     /* Is cluster c allocated (exFAT bitmap bit / FAT entry not free)? */
     int (*alloc_test)(struct chk *k, uint32_t c, int *used);
