@@ -6,7 +6,8 @@
  *                                   simulated controller "received" this millisecond
  *   SysTick (priority 0x40, 1 kHz)  the time base; raises the CAN interrupt every tick
  *   main loop (thread mode)         sf_log_service until the run ends, then sf_log_close,
- *                                   a directory listing, the image out by semihosting
+ *                                   a directory listing, every file decoded again on the
+ *                                   target, the image out by semihosting
  *
  * The simulated bus: ids 0x100..0x103 every millisecond (motor controllers), the 29-bit id
  * 0x18FEF100 every 10 ms, and every 100 ms a burst of 32 frames on 0x7E8 (a diagnostic
@@ -25,6 +26,7 @@
 
 #include "streamfat/sf.h"
 #include "streamfat/log.h"
+#include "streamfat/decode.h"
 
 #include "board.h"
 #include "semihost.h"
@@ -284,24 +286,113 @@ static int run_log(int busy)
     return can_failed ? failed("sf_log_append_can", SF_EINVAL) : 0;
 }
 
-/* What the volume holds now, read back on the target. */
-static int list_root(void)
+/* What the volume holds now, read back on the target: every file listed, every log file
+ * decoded (sf_dec over sf_read). Frames must come back in sequence order across the files,
+ * and the DROP records must account for the frames that are missing. */
+#define MAX_FILES 16
+
+static uint32_t get_le32(const uint8_t *p)
 {
-    struct sf_dir d;
-    struct sf_stat s;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static sf_ssize_t dec_read(void *ctx, void *buf, size_t n)
+{
+    return sf_read(ctx, buf, n);
+}
+
+struct readback {
+    uint32_t frames, drop_records, damage, out_of_order;
+    uint64_t dropped;                   /* frames the DROP records account for */
+    uint32_t next_seq;                  /* lowest sequence number the next frame may have */
+};
+
+static int decode_file(const char *name, struct readback *rb)
+{
+    struct sf_file f;
+    struct sf_dec d;
+    struct sf_dec_event ev;
+    int err, k;
+
+    if ((err = sf_open(&vol, &f, name, SF_O_RDONLY)))
+        return failed("sf_open", err);
+    if ((err = sf_dec_init(&d, ring, sizeof ring))) {   /* the log is closed: ring is free */
+        sf_close(&f);
+        return failed("sf_dec_init", err);
+    }
+    while ((k = sf_dec_read(&d, dec_read, &f, &ev)) != SF_DEC_END) {
+        if (k < 0) {
+            sf_close(&f);
+            return failed("sf_read", k);
+        }
+        if (k != SF_DEC_RECORD)
+            continue;
+        if (ev.rec.type == SF_REC_CAN) {
+            struct sf_can c;
+            if (sf_rec_get_can(&ev.rec, &c) || c.len != 8) {
+                rb->damage++;
+                continue;
+            }
+            uint32_t seq = get_le32(c.data);
+            if (seq < rb->next_seq)
+                rb->out_of_order++;
+            rb->next_seq = seq + 1;
+            rb->frames++;
+        } else if (ev.rec.type == SF_REC_DROP && ev.rec.length >= 8) {
+            rb->drop_records++;
+            rb->dropped += get_le32(ev.rec.body) | (uint64_t)get_le32(ev.rec.body + 4) << 32;
+        }
+    }
+    rb->damage += (uint32_t)sf_dec_stats(&d)->damage_events;
+    return sf_close(&f) ? failed("sf_close", SF_EIO) : 0;
+}
+
+static int read_back(void)
+{
+    static char names[MAX_FILES][16];   /* the log's 8.3 names: LOG00001.SFL */
+    static struct sf_stat s;
+    struct sf_dir dir;
+    struct readback rb;
+    uint32_t n = 0;
     int err, r;
-    if ((err = sf_opendir(&vol, &d, "/")))
+
+    if ((err = sf_opendir(&vol, &dir, "/")))
         return failed("sf_opendir", err);
-    while ((r = sf_readdir(&d, &s)) == 1) {
+    while ((r = sf_readdir(&dir, &s)) == 1) {
         struct sh_line l = { .n = 0 };
         sh_add(&l, "baremetal: file /");
         sh_add(&l, s.name);
         sh_add(&l, " ");
         sh_add_u64(&l, s.size);
         sh_flush(&l);
+        if (n < MAX_FILES && strlen(s.name) < sizeof names[0])
+            memcpy(names[n++], s.name, strlen(s.name) + 1);
     }
-    sf_closedir(&d);
-    return r < 0 ? failed("sf_readdir", r) : 0;
+    sf_closedir(&dir);
+    if (r < 0)
+        return failed("sf_readdir", r);
+
+    memset(&rb, 0, sizeof rb);
+    for (uint32_t i = 0; i < n; i++)    /* created in order, listed in order */
+        if (decode_file(names[i], &rb))
+            return 1;
+    struct sh_line l = { .n = 0 };
+    sh_add(&l, "baremetal: decoded on target frames ");
+    sh_add_u64(&l, rb.frames);
+    sh_add(&l, " drop_records ");
+    sh_add_u64(&l, rb.drop_records);
+    sh_add(&l, " accounting_for ");
+    sh_add_u64(&l, rb.dropped);
+    sh_add(&l, " damage ");
+    sh_add_u64(&l, rb.damage);
+    sh_add(&l, " out_of_order ");
+    sh_add_u64(&l, rb.out_of_order);
+    sh_flush(&l);
+    if (rb.frames != can_accepted || rb.dropped != can_dropped || rb.damage || rb.out_of_order) {
+        sh_puts("baremetal: the files read back do not hold what was logged\n");
+        return 1;
+    }
+    return 0;
 }
 
 static int write_image(const char *path)
@@ -336,7 +427,7 @@ int main(void)
     board_init();
     if ((err = sf_rambd_init(&ram, disk, SECTOR, DISK_BYTES / SECTOR)))
         return failed("sf_rambd_init", err);
-    if (format_and_mount(o.fat16) || run_log(o.busy) || list_root())
+    if (format_and_mount(o.fat16) || run_log(o.busy) || read_back())
         return 1;
     if ((err = sf_unmount(&vol)))
         return failed("sf_unmount", err);

@@ -2,9 +2,10 @@
 # examples/baremetal under emulation: the core built for a Cortex-M4 (cmake/arm-none-eabi.cmake),
 # the example firmware linked against it, run on QEMU's mps2-an386. The firmware formats a
 # 4 MiB RAM disk, logs simulated CAN frames from an interrupt for 2 s of emulated time while
-# its main loop calls sf_log_service, closes, lists the files and writes the image out
-# through semihosting. Here, on the host:
-#   - the firmware exits 0 and prints its report (frames offered, accepted, dropped; files);
+# its main loop calls sf_log_service, closes, lists the files, decodes them again itself
+# (sf_read + sf_dec) and writes the image out through semihosting. Here, on the host:
+#   - the firmware exits 0 and prints its report (frames offered, accepted, dropped; files),
+#     and its own read-back found every accepted frame, in order, and the drops accounted;
 #   - fsck.exfat -n (or fsck.fat -n) finds the image clean;
 #   - streamfat ls lists exactly the files the firmware listed, with the same sizes;
 #   - streamfat export decodes every file cleanly; the frames (sequence number and
@@ -62,6 +63,10 @@ run_case() {
     ((accepted + dropped == offered)) || fail "$name: accepted + dropped != offered"
     ((accepted > 8000 * 2 / 3)) || fail "$name: only $accepted frames accepted"
     DROPPED=$dropped
+    local decoded
+    decoded=$(awk '/^baremetal: decoded on target frames/ { print $6, $10, $12, $14 }' "$out")
+    [[ $decoded == "$accepted $dropped 0 0" ]] ||
+        fail "$name: the target's own read-back (frames, dropped, damage, out of order) is '$decoded'"
     local stack
     stack=$(awk '/^baremetal: stack used/ { print $4 }' "$out")
     [[ -n $stack ]] && ((stack < 16384)) ||
