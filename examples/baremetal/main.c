@@ -15,10 +15,10 @@
  * every frame offered, accepted or not) and the millisecond (u32 LE), so the host can tell
  * that every accepted frame is in the files, in order, and that the gaps are the drops.
  *
- * The command line (QEMU -append) is "OUT.img [exfat|fat16] [busy]": the host file for the
- * image, the file system (exFAT by default; fat16 lets mkfs choose, FAT16 at this size),
- * and "busy" to stall the main loop 600 ms of every second so the ring overflows and the
- * drops show as DROP records.
+ * The command line (QEMU -append) is "OUT.img [exfat|fat16] [busy] [4k]": the host file for
+ * the image, the file system (exFAT by default; fat16 lets mkfs choose, FAT16 at this size),
+ * "busy" to stall the main loop 600 ms of every second so the ring overflows and the drops
+ * show as DROP records, "4k" for a disk of 4096-byte sectors (512 by default).
  * The console lines starting with "baremetal:" are the report tests/scripts/t_baremetal.sh
  * reads. Exit status: 0 ok, 1 a streamfat call failed, 3 a fault. */
 #include <stdint.h>
@@ -31,7 +31,6 @@
 #include "board.h"
 #include "semihost.h"
 
-#define SECTOR        512u
 #define DISK_BYTES    (4u << 20)           /* auto-format picks FAT16 at this size */
 #define BLOCK         4096u                /* log block: one device write each */
 #define RING_BLOCKS   16u                  /* 64 KiB of ring: 2 bursts and then some */
@@ -128,11 +127,12 @@ static int failed(const char *what, int err)
 }
 
 /* Arguments after the kernel's name on the semihosting command line:
- * OUT [exfat|fat16] [busy]. */
+ * OUT [exfat|fat16] [busy] [4k]. */
 struct options {
     const char *out;
     int fat16;
     int busy;
+    uint32_t sector;                    /* "4k": 4096-byte sectors (exFAT only at 4 MiB) */
 };
 
 static void parse_cmdline(struct options *o)
@@ -142,6 +142,7 @@ static void parse_cmdline(struct options *o)
     int n = 0;
     o->out = "baremetal.img";
     o->fat16 = o->busy = 0;
+    o->sector = 512;
     if (sh_cmdline(cmd, sizeof cmd))
         return;
     for (char *p = cmd; *p && n < 5;) {
@@ -159,6 +160,8 @@ static void parse_cmdline(struct options *o)
             o->fat16 = 1;
         else if (strcmp(w[i], "busy") == 0)
             o->busy = 1;
+        else if (strcmp(w[i], "4k") == 0)
+            o->sector = 4096;
     }
 }
 
@@ -425,7 +428,7 @@ int main(void)
 
     parse_cmdline(&o);
     board_init();
-    if ((err = sf_rambd_init(&ram, disk, SECTOR, DISK_BYTES / SECTOR)))
+    if ((err = sf_rambd_init(&ram, disk, o.sector, DISK_BYTES / o.sector)))
         return failed("sf_rambd_init", err);
     if (format_and_mount(o.fat16) || run_log(o.busy) || read_back())
         return 1;

@@ -12,8 +12,8 @@
 #     millisecond in their data) are exactly the accepted ones, in order, none twice; the
 #     DROP records account for exactly the dropped ones; timestamps strictly increase
 #     across the files and fall in the millisecond the frame names.
-# Cases: exFAT; FAT16 (mkfs's choice at 4 MiB); exFAT with a main loop that stalls so the
-# ring overflows (drops > 0 required). -icount makes the emulated time follow the
+# Cases: exFAT; FAT16 (mkfs's choice at 4 MiB); exFAT on 4096-byte sectors; exFAT with a
+# main loop that stalls so the ring overflows (drops > 0 required). -icount makes the emulated time follow the
 # instruction count, so each case runs the same whatever the host's load.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
@@ -138,6 +138,10 @@ if command -v fsck.fat >/dev/null 2>&1; then
 else
     log "fsck.fat not installed: FAT16 case skipped"
 fi
+run_case sector4k fsck.exfat exfat 4k
+((DROPPED == 0)) || fail "sector4k: $DROPPED frames dropped with a main loop that never stalls"
+sf_ok info "$WORK/sector4k.img" | grep -Eq '^sector size: +4096$' ||
+    fail "sector4k: the image does not have 4096-byte sectors"
 run_case busy fsck.exfat exfat busy
 ((DROPPED > 0)) || fail "busy: the stalled main loop should have made the ring overflow"
-echo "PASS: examples/baremetal on mps2-an386: exFAT and FAT16 images check clean, every frame back"
+echo "PASS: examples/baremetal on mps2-an386: exFAT (512 and 4096-byte sectors) and FAT16 images check clean, every frame back"
