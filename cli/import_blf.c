@@ -544,7 +544,7 @@ int blf_reader_next(struct blf_reader *r, struct imp_frame *fr)
     for (;;) {
         size_t avail = r->out_len - r->out_pos;
         const uint8_t *p = r->out + r->out_pos;
-        uint32_t size;
+        uint32_t size = 0;
         const char *why = "";
         int rc;
 
