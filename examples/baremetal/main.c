@@ -18,7 +18,8 @@
  * The command line (QEMU -append) is "OUT.img [exfat|fat16] [busy] [4k]": the host file for
  * the image, the file system (exFAT by default; fat16 lets mkfs choose, FAT16 at this size),
  * "busy" to stall the main loop 600 ms of every second so the ring overflows and the drops
- * show as DROP records, "4k" for a disk of 4096-byte sectors (512 by default).
+ * show as DROP records, "4k" for a disk of 4096-byte sectors (512 by default), "cut" to send
+ * the host the disk as a power cut 1,234 ms into the run would have left it.
  * The console lines starting with "baremetal:" are the report tests/scripts/t_baremetal.sh
  * reads. Exit status: 0 ok, 1 a streamfat call failed, 3 a fault. */
 #include <stdint.h>
@@ -38,10 +39,12 @@
 #define SPLIT_BYTES   (128u << 10)         /* small files, so rotation happens too */
 #define BUSY_EVERY_MS 1000u                /* "busy": the main loop stalls this often ... */
 #define BUSY_MS       600u                 /* ... for this long: longer than the ring lasts */
+#define CUT_MS        1234u                /* "cut": the snapshot this far into the run */
 #define EPOCH_MS      1767225600000LL      /* 2026-01-01 00:00 UTC: this board has no RTC */
 
 /* The RAM disk lives in PSRAM (board.h); everything else in SSRAM. */
 static uint8_t disk[DISK_BYTES] __attribute__((section(".disk"), aligned(8)));
+static uint8_t snapshot[DISK_BYTES] __attribute__((section(".disk"), aligned(8)));
 static uint8_t ring[RING_BLOCKS * BLOCK] __attribute__((aligned(8)));
 static uint8_t work[BLOCK] __attribute__((aligned(8)));
 static uint8_t vol_cache[16u * 1024u] __attribute__((aligned(8)));
@@ -56,6 +59,14 @@ static struct sf_log lg;
 static uint32_t can_seq, can_accepted, can_dropped, can_failed;
 /* The last millisecond of the run (0: not started); set by main once the log is open. */
 static volatile uint32_t run_until;
+
+/* "cut": a power cut simulated by the SysTick handler, which copies the disk as it is at that
+ * instant (possibly in the middle of a sector the main loop is writing) to `snapshot`; that
+ * copy is the image sent to the host. durable_records is kept by main: a lower bound of the
+ * records that completed checkpoints made durable. */
+static volatile uint32_t cut_at;        /* millisecond of the cut, 0: none */
+static volatile uint32_t durable_records;
+static volatile uint32_t cut_done, cut_durable, cut_offered;
 
 static sf_time_ms vol_clock(void *ctx)
 {
@@ -96,6 +107,12 @@ static void can_frame(uint32_t ms, uint32_t k, uint32_t id, uint32_t flags)
 
 void app_tick(uint32_t ms)
 {
+    if (cut_at && ms >= cut_at && !cut_done) {
+        memcpy(snapshot, disk, sizeof disk);
+        cut_durable = durable_records;
+        cut_offered = can_seq;          /* every frame in the copy has a lower number */
+        cut_done = 1;
+    }
     if (ms <= run_until)
         board_can_pend();
 }
@@ -127,12 +144,13 @@ static int failed(const char *what, int err)
 }
 
 /* Arguments after the kernel's name on the semihosting command line:
- * OUT [exfat|fat16] [busy] [4k]. */
+ * OUT [exfat|fat16] [busy] [4k] [cut]. */
 struct options {
     const char *out;
     int fat16;
     int busy;
     uint32_t sector;                    /* "4k": 4096-byte sectors (exFAT only at 4 MiB) */
+    int cut;
 };
 
 static void parse_cmdline(struct options *o)
@@ -141,7 +159,7 @@ static void parse_cmdline(struct options *o)
     char *w[5];
     int n = 0;
     o->out = "baremetal.img";
-    o->fat16 = o->busy = 0;
+    o->fat16 = o->busy = o->cut = 0;
     o->sector = 512;
     if (sh_cmdline(cmd, sizeof cmd))
         return;
@@ -162,6 +180,8 @@ static void parse_cmdline(struct options *o)
             o->busy = 1;
         else if (strcmp(w[i], "4k") == 0)
             o->sector = 4096;
+        else if (strcmp(w[i], "cut") == 0)
+            o->cut = 1;
     }
 }
 
@@ -208,7 +228,7 @@ static int format_and_mount(int fat16)
     return 0;
 }
 
-static int run_log(int busy)
+static int run_log(int busy, int cut)
 {
     static const char *const chans[] = { "can0" };
     static const char *const meta[] = { "board=mps2-an386 (QEMU), streamfat examples/baremetal" };
@@ -238,8 +258,20 @@ static int run_log(int busy)
 
     run_until = board_ticks() + RUN_MS; /* from here on the CAN interrupt appends */
     uint32_t busy_at = board_ticks() + BUSY_EVERY_MS / 2;
+    uint64_t durable_bytes = 0;
+    if (cut)
+        cut_at = board_ticks() + CUT_MS;
     while (board_ticks() <= run_until + 1) {
+        struct sf_log_stats before, after;
+        sf_log_get_stats(&lg, &before);
         int r = sf_log_service(&lg);
+        sf_log_get_stats(&lg, &after);
+        /* A checkpoint completed in this step: it covered every record handed to the
+         * device before the step (it waits for them), maybe more. */
+        if (after.bytes_durable != durable_bytes) {
+            durable_bytes = after.bytes_durable;
+            durable_records = (uint32_t)before.records_written;
+        }
         if (r < 0) {
             board_can_stop();
             return failed("sf_log_service", r);
@@ -398,14 +430,14 @@ static int read_back(void)
     return 0;
 }
 
-static int write_image(const char *path)
+static int write_image(const char *path, const uint8_t *img)
 {
     int h = sh_open(path, SH_MODE_WB);
     if (h < 0) {
         sh_puts("baremetal: cannot create the image file on the host\n");
         return 1;
     }
-    int bad = sh_write(h, disk, sizeof disk);
+    int bad = sh_write(h, img, DISK_BYTES);
     bad |= sh_close(h);
     if (bad) {
         sh_puts("baremetal: writing the image to the host failed\n");
@@ -415,7 +447,7 @@ static int write_image(const char *path)
     sh_add(&l, "baremetal: image ");
     sh_add(&l, path);
     sh_add(&l, " ");
-    sh_add_u64(&l, sizeof disk);
+    sh_add_u64(&l, DISK_BYTES);
     sh_add(&l, " bytes");
     sh_flush(&l);
     return 0;
@@ -430,11 +462,22 @@ int main(void)
     board_init();
     if ((err = sf_rambd_init(&ram, disk, o.sector, DISK_BYTES / o.sector)))
         return failed("sf_rambd_init", err);
-    if (format_and_mount(o.fat16) || run_log(o.busy) || read_back())
+    if (format_and_mount(o.fat16) || run_log(o.busy, o.cut) || read_back())
         return 1;
     if ((err = sf_unmount(&vol)))
         return failed("sf_unmount", err);
-    if (write_image(o.out))
+    if (o.cut) {
+        struct sh_line l = { .n = 0 };
+        sh_add(&l, "baremetal: cut durable_records ");
+        sh_add_u64(&l, cut_durable);
+        sh_add(&l, " offered ");
+        sh_add_u64(&l, cut_offered);
+        sh_add(&l, cut_done ? "" : " (not taken)");
+        sh_flush(&l);
+        if (!cut_done)
+            return 1;
+    }
+    if (write_image(o.out, o.cut ? snapshot : disk))
         return 1;
     struct sh_line l = { .n = 0 };
     sh_add(&l, "baremetal: stack used ");
