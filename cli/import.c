@@ -35,6 +35,8 @@ enum imp_format imp_detect(const uint8_t *buf, size_t n)
     end = buf + n;
     if (n >= 4 && memcmp(buf, "LOGG", 4) == 0)
         return IMP_BLF;
+    if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        p += 3;                 /* a UTF-8 byte order mark (Windows editors) */
     while (p < end) {
         const uint8_t *eol = memchr(p, '\n', (size_t)(end - p));
         const uint8_t *q = p;

@@ -566,6 +566,10 @@ int asc_reader_next(struct asc_reader *r, struct imp_frame *fr)
             return 0;
         n = nl ? (size_t)(nl - (r->buf + r->pos)) + 1 : r->len - r->pos;
         r->line++;
+        if (r->line == 1 && n >= 3 && memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0) {
+            r->pos += 3;        /* a UTF-8 byte order mark */
+            n -= 3;
+        }
         rc = asc_parse_line(&r->st, r->buf + r->pos, n, fr, &why);
         r->pos += n;
         if (rc > 0)

@@ -6,8 +6,9 @@
 # BLF exports, timestamps to the microsecond (ASC: the Begin Triggerblock time plus the
 # event's offset, as python-can reads it). A hand-written ASC file covers what python-can
 # does not write: base dec, relative (delta) timestamps, a 24-hour date, symbolic names, a
-# classic frame in a CANFD line, skipped statistics, CANFD error frames. Malformed lines
-# end the run with exit 1 and "FILE:LINE: ASC: why"; the frames before them are kept.
+# classic frame in a CANFD line, skipped statistics, CANFD error frames (also with a BOM and
+# CRLF line ends). Malformed lines end the run with exit 1 and "FILE:LINE: ASC: why"; the
+# frames before them are kept.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
@@ -68,6 +69,10 @@ cat >"$WORK/h.want" <<'EOF'
 EOF
 import "$WORK/h.asc" --fast
 diff "$WORK/h.want" "$WORK/out.log" >&2 || fail "hand-written ASC imported wrongly"
+log "the same with a UTF-8 byte order mark and CRLF line ends (Windows)"
+{ printf '\xef\xbb\xbf'; sed 's/$/\r/' "$WORK/h.asc"; } >"$WORK/hw.asc"
+import "$WORK/hw.asc" --fast
+diff "$WORK/h.want" "$WORK/out.log" >&2 || fail "ASC with BOM and CRLF imported wrongly"
 
 # ---- malformed input ------------------------------------------------------------------
 # bad_import FILE REGEX FRAMES: exit 1, one message matching REGEX, FRAMES frames kept.
