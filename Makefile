@@ -13,6 +13,9 @@
 #                   fsck.exfat -n on the image it made
 #   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
 #   make bench      bench/run.sh if it exists
+#   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
+#                   then each fuzz target for FUZZ_SECONDS (default 600) s; the corpus grows
+#                   in build-fuzz/corpus/ from run to run (fuzz/run.sh, fuzz/README.md)
 #   make clean      remove the build directories
 
 BUILD      ?= build
@@ -24,8 +27,10 @@ JOBS       ?= 2
 CMAKE      ?= cmake
 CTEST      ?= ctest
 CTEST_ARGS ?=
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 
-.PHONY: all build asan check check-long deps arm size demo install bench clean
+.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean
 
 all: build
 
@@ -82,5 +87,9 @@ install:
 bench:
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "no benchmarks yet"; fi
 
+fuzz: build
+	FUZZ_BUILD=$(abspath $(FUZZ_BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) \
+		SF=$(abspath $(BUILD))/streamfat bash fuzz/run.sh
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD)

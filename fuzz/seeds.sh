@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Make the seed corpora of the fuzz targets (fuzz/README.md), at run time: nothing generated
+# is kept in the repository.
+#
+#   fuzz/seeds.sh OUTDIR      (env SF: the streamfat CLI; SF_TESTDATA: ../shared/testdata)
+#
+# OUTDIR/mount   images: streamfat mkfs exFAT / FAT32 / FAT16 (superfloppy, MBR, GPT, 4096-
+#                byte sectors), the same with a few files and directories, mkfs.exfat and
+#                mkfs.fat outputs when installed, and the foreign images of SF_TESTDATA.
+#                fuzz_mount reads zeros wherever its input says nothing, so each image is
+#                stored as its non-zero sectors (see add_image), at most SEED_CAP bytes
+#                (default 1 MiB).
+# OUTDIR/decode  logs from `streamfat log --source gen:can` (block sizes 512, 4K, 16K, one
+#                cut short), each with the control byte 0x01 (fix CRCs) in front
+# OUTDIR/candump candump -L lines: classic, extended, remote, CAN FD, error frames
+#
+# SEEDS_QUICK=1 (t_fuzz_smoke): a few of each kind, for a short run on a loaded machine.
+set -euo pipefail
+
+out=${1:?usage: seeds.sh OUTDIR}
+: "${SF:?set SF to the streamfat CLI}"
+SF_TESTDATA=${SF_TESTDATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata}
+cap=${SEED_CAP:-1048576}
+quick=${SEEDS_QUICK:-0}
+mkdir -p "$out/mount" "$out/decode" "$out/candump"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sf-seeds.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# Copy image $1 into the mount corpus as $2: its first bytes without the trailing zeros, or
+# the sparse form of fuzz/fuzz_mount.c (its non-zero 512-byte sectors as extents, holes
+# skipped with SEEK_DATA): the first when it holds everything and is smaller. At most $cap
+# bytes (the extents nearest the start are kept).
+add_image() {
+    python3 - "$1" "$out/mount/$2" "$cap" <<'EOF'
+import os, struct, sys
+src, dst, cap = sys.argv[1], sys.argv[2], int(sys.argv[3])
+limit = 1 << 30                      # look no further than 1 GiB into the image
+with open(src, 'rb') as f:
+    raw = f.read(cap).rstrip(b'\0')
+fd = os.open(src, os.O_RDONLY)
+ext, total, pos, run = [], 8, 0, None
+while pos < limit and total < cap:
+    try:
+        pos = os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError:
+        break                        # no data past pos
+    hole = os.lseek(fd, pos, os.SEEK_HOLE)
+    pos -= pos % 512
+    os.lseek(fd, pos, os.SEEK_SET)
+    while pos < min(hole, limit) and total < cap:
+        sec = os.read(fd, 512)
+        if len(sec) < 512:
+            pos = limit
+            break
+        if sec.count(0) != 512:
+            if run is not None and run[0] + len(run[1]) // 512 == pos // 512 \
+                    and len(run[1]) < 65535 * 512:
+                run[1].extend(sec)
+            else:
+                run = [pos // 512, bytearray(sec)]
+                ext.append(run)
+                total += 6
+            total += 512
+        pos += 512
+os.close(fd)
+sparse = bytearray(b'SFZSPARS')
+for unit, data in ext:
+    if unit >= 1 << 32 or len(sparse) + 6 + len(data) > cap:
+        break
+    sparse += struct.pack('<IH', unit, len(data) // 512) + data
+# raw is complete when no data lies past its end (else it lost the far metadata)
+end = max((u * 512 + len(d) for u, d in ext), default=0)
+best = raw if end <= -(-len(raw) // 512) * 512 and len(raw) <= len(sparse) else bytes(sparse)
+if len(best) > 8:
+    with open(dst, 'wb') as f:
+        f.write(best)
+EOF
+}
+
+# Our own formats: type size cluster [options...]
+i=0
+while read -r t size clus opts; do
+    i=$((i + 1))
+    [[ $quick = 1 && ( $opts = *partition* || $opts = *sector* ) ]] && continue
+    img=$tmp/own$i.img
+    # shellcheck disable=SC2086
+    "$SF" mkfs -q -t "$t" -s "$size" -c "$clus" --align 4K $opts -L FUZZ "$img" </dev/null
+    add_image "$img" "own$i-$t-empty"
+    "$SF" mkdir -p "$img" /a/b/c LOGS </dev/null >/dev/null
+    printf 'hello\n' > "$tmp/small.txt"
+    head -c 9000 /dev/zero | tr '\0' 'x' > "$tmp/multi.bin"
+    "$SF" put "$img" "$tmp/small.txt" /a/b/small.txt </dev/null >/dev/null
+    "$SF" put "$img" "$tmp/multi.bin" /LOGS/multi.bin </dev/null >/dev/null
+    "$SF" put "$img" "$tmp/small.txt" "/A long name with ünïcode.txt" </dev/null >/dev/null
+    add_image "$img" "own$i-$t-files"
+    rm -f "$img"
+done <<'EOF'
+exfat 1M 4K
+exfat 2M 4K --partition mbr
+exfat 2M 4K --partition gpt
+exfat 2M 4K --sector-size 4096
+fat16 3M 512
+fat16 3M 512 --partition gpt
+fat32 34M 512 --fats 1
+EOF
+
+if [[ $quick != 1 ]] && command -v mkfs.exfat >/dev/null 2>&1; then
+    truncate -s 8M "$tmp/m.img"
+    mkfs.exfat -c 4K "$tmp/m.img" </dev/null >/dev/null 2>&1 && add_image "$tmp/m.img" mkfs.exfat
+    rm -f "$tmp/m.img"
+fi
+if [[ $quick != 1 ]] && command -v mkfs.fat >/dev/null 2>&1; then
+    for f in 12 16 32; do
+        truncate -s 40M "$tmp/m.img"
+        mkfs.fat -F $f -s 1 "$tmp/m.img" </dev/null >/dev/null 2>&1 &&
+            add_image "$tmp/m.img" "mkfs.fat$f"
+        rm -f "$tmp/m.img"
+    done
+fi
+
+if [[ -d $SF_TESTDATA ]]; then
+    for tarball in "$SF_TESTDATA"/exfatprogs-corrupt/*.tar.xz "$SF_TESTDATA"/exfat-rawtools/*.tar.xz; do
+        [[ -f $tarball ]] || continue
+        name=$(basename "$tarball" .tar.xz)
+        [[ $quick = 1 && ! $name =~ ^(sample|error|bad_dentries|loop_chain)__ ]] && continue
+        mkdir -p "$tmp/x"
+        tar -xf "$tarball" -C "$tmp/x"
+        for img in "$tmp"/x/*.img; do
+            [[ -f $img ]] && add_image "$img" "td-$name"
+        done
+        rm -rf "$tmp/x"
+    done
+    for dump in "$SF_TESTDATA"/dosfstools/*.fsck "$SF_TESTDATA"/dosfstools/*.xxd; do
+        [[ -f $dump ]] || continue
+        [[ $quick = 1 && ! $dump =~ (circular_chain|dot_entries|fat12_first_cluster|xp_label1)\.(fsck|xxd)$ ]] &&
+            continue
+        [[ $dump = *.xxd && -f ${dump%.xxd}.fsck ]] && continue   # the same image, repaired
+        rm -f "$tmp/d.img"
+        xxd -r "$dump" "$tmp/d.img" 2>/dev/null && add_image "$tmp/d.img" "td-$(basename "$dump")"
+    done
+    rm -f "$tmp/d.img"
+fi
+
+# Logs. The CLI writes them onto a volume; export --raw style reading is not needed: the
+# fuzz target takes the file's bytes, copied out with `streamfat cat`.
+n=0
+chunks=(512 4K 16K)
+[[ $quick = 1 ]] && chunks=(512)
+for chunk in "${chunks[@]}"; do
+    img=$tmp/log.img
+    "$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
+    "$SF" log -q --source gen:can,channels=2 --chunk "$chunk" --max-records 300 \
+        --no-direct "$img" </dev/null >/dev/null
+    for f in $("$SF" ls "$img" / </dev/null | awk '/\.SFL/ {print $NF}'); do
+        n=$((n + 1))
+        { printf '\001'; "$SF" cat "$img" "/$f" </dev/null; } > "$out/decode/log$n-$chunk"
+        size=$(stat -c %s "$out/decode/log$n-$chunk")
+        if ((size > 65537)); then        # keep the fuzzer's inputs small
+            truncate -s 65537 "$out/decode/log$n-$chunk"
+        fi
+    done
+    rm -f "$img"
+done
+# one cut inside a block
+if [[ -f $out/decode/log1-512 ]]; then
+    head -c 1300 "$out/decode/log1-512" > "$out/decode/log-cut"
+fi
+
+cat > "$out/candump/lines" <<'EOF'
+(1700000000.123456) can0 123#DEADBEEF
+(1700000000.123457) can1 1ABCDEF0#0011223344556677
+(1700000000.2) vcan0 7FF#R
+(1700000000.3) can0 12345678#R4
+(1700000001.000000) can0 123##1001122334455667788990011
+(1700000001.000001) can0 123##3
+(1700000002.5) can0 20000080#0000000000000000
+# a comment
+can0 321#11.22.33
+123#4455_9
+EOF
+printf '(1.000000) can0 1#\n' > "$out/candump/short"

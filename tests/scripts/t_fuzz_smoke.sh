@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The libFuzzer targets of fuzz/ in make check: build them (clang, -DSF_FUZZ=ON, into
+# $SF_BUILD/fuzz), replay fuzz/regress/, and fuzz each target for FUZZ_SMOKE_SECONDS
+# (default 15) from quick seeds (fuzz/seeds.sh with SEEDS_QUICK=1) and a fresh corpus. Any
+# crash, hang (10 s), leak or sanitizer report fails. `make fuzz` is the long run.
+set -euo pipefail
+. "$SF_SRC/tests/scripts/lib.sh"
+
+need_sf
+command -v clang >/dev/null 2>&1 || skip "clang not installed"
+command -v ld.lld >/dev/null 2>&1 || skip "lld not installed (fuzz_candump links with it)"
+printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\n%s\n' \
+    'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' \
+    > "$WORK/probe.c"
+clang -fsanitize=fuzzer,address "$WORK/probe.c" -o "$WORK/probe" 2>/dev/null ||
+    skip "clang has no libFuzzer runtime (libclang-rt-dev)"
+
+secs=${FUZZ_SMOKE_SECONDS:-15}
+out=$WORK/run.out
+if ! FUZZ_BUILD="$SF_BUILD/fuzz" FUZZ_SECONDS=$secs FUZZ_CORPUS="$WORK/corpus" SEEDS_QUICK=1 \
+        SF="$SF" bash "$SF_SRC/fuzz/run.sh" >"$out" 2>&1; then
+    cat "$out" >&2
+    fail "a fuzz target failed (see above)"
+fi
+cat "$out"
+for t in fuzz_mount fuzz_decode fuzz_candump; do
+    line=$(grep "^$t: " "$out") || fail "$t: no result line"
+    execs=$(sed -n 's/^[^,]*, \([0-9]*\) executions.*/\1/p' <<<"$line")
+    # a target that runs but never gets past its seeds is broken too
+    [[ -n $execs && $execs -gt 100 ]] || fail "$t: only '${execs:-?}' executions in ${secs}s"
+done
+log "fuzz smoke: ok"
