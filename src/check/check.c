@@ -127,6 +127,7 @@ const char *chk_walk_why(int why)
     case WALK_RANGE: return "the chain leaves the cluster heap or meets a free or bad entry";
     case WALK_CROSS: return "a cluster is shared with another file";
     case WALK_LOOP: return "the chain loops";
+    case WALK_FREE: return "the allocation bitmap marks a cluster of it free";
     default: return "I/O error";
     }
 }
@@ -307,6 +308,15 @@ int chk_walk(struct chk *k, uint32_t first, int contig, uint32_t want, uint32_t 
             return WALK_RANGE;
         if (reach_test(k, c))
             return contig ? WALK_CROSS : in_chain(k, first, n, c) ? WALK_LOOP : WALK_CROSS;
+        if (contig && k->bm_clus) {
+            /* A contiguous exFAT file has no FAT to say where it ends: clusters the bitmap
+             * marks free are past its valid allocation (allocation is written first). */
+            int used;
+            if (k->alloc_test(k, c, &used))
+                return WALK_IO;
+            if (!used)
+                return WALK_FREE;
+        }
         reach_set(k, c);
         *got = ++n;
         *last = c;

@@ -345,7 +345,8 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
     if (why == WALK_IO)
         return SF_EIO;
     if (why != WALK_OK) {
-        static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK, SF_CHK_LOOP };
+        static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK, SF_CHK_LOOP,
+                                     SF_CHK_SIZE };
         uint64_t keep = (uint64_t)got * k->cs;
         if (chk_report(k, kinds[why], 1, 0, "%s after %u of %u clusters: size cut to %U",
                        chk_walk_why(why), got, want, keep < dl ? keep : dl)) {
@@ -586,7 +587,10 @@ static int check_system(struct chk *k, struct xctx *x, const uint8_t *e)
                 return 0;
             }
         }
-        k->bm_clus = first;
+        if (k->bm_clus != first) {
+            chk_report(k, SF_CHK_BITMAP, 0, 1, "more than one allocation bitmap entry");
+            return 0;
+        }
         x->have_bitmap = 1;
         return 0;
     }
@@ -709,6 +713,15 @@ static int bitmap_test(struct chk *k, uint32_t c, int *used)
 
 /* ---- the bitmap against the clusters reached ---- */
 
+/* Bits set in a byte (no libgcc helper on small targets). */
+static uint32_t bits8(uint8_t b)
+{
+    uint32_t n = 0;
+    for (; b; b &= (uint8_t)(b - 1))
+        n++;
+    return n;
+}
+
 static int check_bitmap(struct chk *k)
 {
     uint64_t leaked = 0, missing = 0, used = 0;
@@ -731,9 +744,9 @@ static int check_bitmap(struct chk *k)
                 if (k->ccount - c0 < 8)
                     have &= (uint8_t)((1u << (k->ccount - c0)) - 1);
                 if (pass == 0) {
-                    leaked += (uint32_t)__builtin_popcount((unsigned)(have & ~want));
-                    missing += (uint32_t)__builtin_popcount((unsigned)(want & ~have));
-                    used += (uint32_t)__builtin_popcount(want);
+                    leaked += bits8((uint8_t)(have & ~want));
+                    missing += bits8((uint8_t)(want & ~have));
+                    used += bits8(want);
                 } else if (have != want) {
                     k->bsec[j] = (uint8_t)((k->bsec[j] & ~have) | want);
                     dirty = 1;
@@ -791,6 +804,26 @@ int chk_exfat(struct chk *k, uint8_t *boot)
         }
     }
     struct chk_dir root = { k->root_clus, 0, got, 0, 0, 0, 0 };
+    /* The bitmap entry first (it is checked in its turn by scan_dir): walks of contiguous
+     * files consult the bitmap. */
+    k->alloc_test = bitmap_test;
+    for (uint32_t i = 0; i < chk_dir_entries(k, &root); i++) {
+        uint8_t *e;
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, &root, i, &e, &lba, &off)))
+            return err;
+        if (e[0] == EXDE_END)
+            break;
+        if (e[0] == EXDE_BITMAP) {
+            uint32_t bc = ld_le32(e + EXDE_FIRST_CLUSTER);
+            uint64_t bl = ld_le64(e + EXDE_DATA_LENGTH);
+            if (chk_clus_ok(k, bc) && bl >= ((uint64_t)k->ccount + 7) / 8 &&
+                bc - 2 + (bl + k->cs - 1) / k->cs <= k->ccount)
+                k->bm_clus = bc;
+            break;
+        }
+    }
     if ((err = scan_dir(k, &x, &root, 0)))
         return err;
     if (!x.have_bitmap) {

@@ -64,6 +64,19 @@ static int bad_sfn_char(uint8_t c, int first)
     return 0;
 }
 
+/* A label as dosfstools takes it: not all spaces, no control or forbidden characters. */
+static int label_valid(const uint8_t *l)
+{
+    int blank = 1;
+    for (uint32_t i = 0; i < 11; i++) {
+        if (l[i] != ' ')
+            blank = 0;
+        if (bad_sfn_char(l[i], i == 0) && l[i] != '.')
+            return 0;
+    }
+    return !blank;
+}
+
 struct fctx {
     /* Long-name run in progress: where its entries are, for removal. */
     uint64_t lfn_lba[LDIR_MAX_ENTRIES];
@@ -147,7 +160,7 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
             return SF_EIO;
         if (why != WALK_OK) {
             static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK,
-                                         SF_CHK_LOOP };
+                                         SF_CHK_LOOP, SF_CHK_SIZE };
             if (chk_report(k, kinds[why], 1, 0, "%s after %u clusters: %s", chk_walk_why(why),
                            got, got ? "cut there" : "removed")) {
                 uint8_t *sec;
@@ -196,7 +209,8 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
     if (why == WALK_IO)
         return SF_EIO;
     if (why != WALK_OK) {
-        static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK, SF_CHK_LOOP };
+        static const int kinds[] = { 0, SF_CHK_SIZE, SF_CHK_RANGE, SF_CHK_CROSSLINK, SF_CHK_LOOP,
+                                     SF_CHK_SIZE };
         uint32_t keep = (uint32_t)((uint64_t)got * k->cs < size ? (uint64_t)got * k->cs : size);
         if (chk_report(k, kinds[why], 1, 0, "%s after %u of %u clusters: size cut to %u",
                        chk_walk_why(why), got, want, keep)) {
@@ -332,6 +346,23 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         if (e[DIR_ATTR] & ATTR_VOLUME_ID) {
             if ((err = lfn_drop(k, &f, "followed by a volume label")))
                 return err;
+            if (depth == 0 && !k->have_label) {
+                if (!label_valid(e)) {
+                    if (chk_report(k, SF_CHK_ENTRY, 0, 0, "volume label entry in the root "
+                                   "directory is not valid: removed")) {
+                        uint8_t *sec;
+                        if ((err = chk_dsec(k, lba, &sec)))
+                            return err;
+                        sec[off] = DIR_FREE;
+                        if ((err = chk_dsec_put(k)))
+                            return err;
+                        chk_repaired(k);
+                    }
+                } else {
+                    memcpy(k->label, e, 11);
+                    k->have_label = 1;
+                }
+            }
             continue;
         }
         uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
@@ -573,6 +604,76 @@ static int check_dirty(struct chk *k)
     return 0;
 }
 
+/* The boot sector's label against the root directory's volume label entry (the entry is
+ * what counts: the boot sector is made to agree, as dosfstools does). */
+static int check_label(struct chk *k, const uint8_t *boot)
+{
+    uint32_t sig = k->fs == 32 ? BS32_BOOT_SIG : BS16_BOOT_SIG;
+    uint32_t lab = k->fs == 32 ? BS32_VOL_LAB : BS16_VOL_LAB;
+    static const uint8_t none[11] = { 'N', 'O', ' ', 'N', 'A', 'M', 'E', ' ', ' ', ' ', ' ' };
+    if (boot[sig] != 0x29)
+        return 0;
+    const uint8_t *bl = boot + lab;
+    const uint8_t *want = NULL;
+    int fix = 0;
+    if (k->have_label && memcmp(bl, k->label, 11)) {
+        fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector label differs from the volume "
+                         "label entry: copied from the root directory");
+        want = k->label;
+    } else if (!k->have_label && memcmp(bl, none, 11)) {
+        fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector has a label (or an invalid one) "
+                         "but the root directory has none: removed");
+        want = none;
+    }
+    if (!fix)
+        return 0;
+    uint32_t bk = k->fs == 32 ? ld_le16(boot + BPB32_BK_BOOT_SEC) : 0;
+    for (int i = 0; i < 2; i++) {
+        uint64_t lba = i ? bk : 0;
+        if (i && (!bk || bk == 0xFFFF || bk >= ld_le16(boot + BPB_RSVD_SEC_CNT)))
+            break;
+        if (chk_read(k, lba, k->xsec))
+            return SF_EIO;
+        memcpy(k->xsec + lab, want, 11);
+        if (chk_write(k, lba, k->xsec))
+            return SF_EIO;
+    }
+    chk_repaired(k);
+    return 0;
+}
+
+/* FAT[0]: the media byte with every other bit set. */
+static int check_media(struct chk *k, const uint8_t *boot)
+{
+    uint32_t want, have;
+    if (chk_read(k, k->fat_lba, k->fsec))
+        return SF_EIO;
+    k->fsec_lba = UINT64_MAX;
+    uint8_t media = boot[BPB_MEDIA];
+    if (k->fs == 12) {
+        have = ld_le16(k->fsec) & 0xFFF;
+        want = 0xF00u | media;
+    } else if (k->fs == 16) {
+        have = ld_le16(k->fsec);
+        want = 0xFF00u | media;
+    } else {
+        have = ld_le32(k->fsec) & 0x0FFFFFFF;
+        want = 0x0FFFFF00u | media;
+    }
+    if (have == want || !chk_report(k, SF_CHK_FAT, 0, 0, "FAT entry 0 is 0x%x, not the media "
+                                    "entry 0x%x: set", have, want))
+        return 0;
+    if (k->fs == 16)
+        st_le16(k->fsec, (uint16_t)want);
+    else
+        st_le32(k->fsec, (ld_le32(k->fsec) & 0xF0000000u) | want);
+    for (uint32_t j = 0; j < k->nfats; j++)
+        if (chk_write(k, k->fat_lba + (uint64_t)j * k->fat_len, k->fsec))
+            return SF_EIO;
+    chk_repaired(k);
+    return 0;
+}
+
 /* FAT32: the backup boot sector against the main one. */
 static int check_backup(struct chk *k)
 {
@@ -630,7 +731,7 @@ int chk_fat(struct chk *k, uint8_t *boot_sec)
         chk_report(k, SF_CHK_BOOT, 0, 1, "the FAT is too small for the cluster count");
         return 0;
     }
-    if (k->fs == 32 && (err = check_backup(k)))
+    if ((err = check_media(k, boot)) || (k->fs == 32 && (err = check_backup(k))))
         return err;
     struct chk_dir root = { 0, 0, 0, 0, 0, 0, 0 };
     if (k->fs == 32) {
@@ -660,7 +761,7 @@ int chk_fat(struct chk *k, uint8_t *boot_sec)
         return err;
     if ((err = chk_cut_tails(k)))
         return err;
-    if ((err = check_lost(k)) || (err = check_copies(k)) ||
+    if ((err = check_label(k, boot)) || (err = check_lost(k)) || (err = check_copies(k)) ||
         (k->fs == 32 && (err = check_fsinfo(k, boot))) || (err = check_dirty(k)))
         return err;
     if (k->fs == 12 && saved_repair && k->r->problems) {

@@ -24,7 +24,7 @@
 #define CHK_BAD 0xFFFFFFF7u
 
 /* Why a chain walk stopped before the clusters it wanted. */
-enum { WALK_OK = 0, WALK_SHORT, WALK_RANGE, WALK_CROSS, WALK_LOOP, WALK_IO };
+enum { WALK_OK = 0, WALK_SHORT, WALK_RANGE, WALK_CROSS, WALK_LOOP, WALK_FREE, WALK_IO };
 
 /* A .SFL file whose blocks past its recorded end may be re-attached. */
 struct chk_cand {
@@ -79,6 +79,8 @@ struct chk {
     char msg[200];
     int lfn_is_log;             /* FAT: the entry being checked is named *.SFL */
     uint32_t dot_parent;        /* FAT: the directory holding the one being entered */
+    uint8_t label[11];          /* FAT: the root directory's volume label entry */
+    int have_label;
     uint64_t free_after;        /* FAT: free clusters once the repairs are made */
     uint32_t cut_after;         /* a chain end mark to write after an entry update */
     /* Is cluster c allocated (exFAT bitmap bit / FAT entry not free)? */
