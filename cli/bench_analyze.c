@@ -58,7 +58,10 @@ static double abs_dev(const double *x, unsigned n, double m)
     return s;
 }
 
-unsigned bench_change_point(const double *x, unsigned n, double *m1, double *m2)
+/* Level change point of x[0..n): the k (1 <= k < n) that splits x into [0,k) and [k,n)
+ * with the least sum of absolute deviations from each part's median; 0 when n < 4 (or
+ * out of memory). Medians of both parts go to *m1 and *m2. */
+static unsigned change_point(const double *x, unsigned n, double *m1, double *m2)
 {
     double *tmp, best = -1;
     unsigned k, best_k = 0;
@@ -202,7 +205,7 @@ int bench_analyze(const struct bench_sample *in, size_t n, uint64_t bs, unsigned
         if (r->win_bps[w] < r->min_window_bps)
             r->min_window_bps = r->win_bps[w];
 
-    k = bench_change_point(r->win_bps, r->nwin, &r->fast_bps, &r->steady_bps);
+    k = change_point(r->win_bps, r->nwin, &r->fast_bps, &r->steady_bps);
     if (k >= 2 && r->nwin - k >= 2 && r->steady_bps < BENCH_MIN_DROP * r->fast_bps &&
         r->steady_bps > 0) {
         r->have_boundary = 1;

@@ -39,10 +39,6 @@ struct bench_result {
 int bench_analyze(const struct bench_sample *s, size_t n, uint64_t bs, unsigned qd,
                   struct bench_result *r);
 void bench_result_free(struct bench_result *r);
-/* Level change point of x[0..n): the k (1 <= k < n) that splits x into [0,k) and [k,n)
- * with the least sum of absolute deviations from each part's median; 0 when n < 4.
- * Medians of both parts go to *m1 and *m2. Exposed for the tests' sake. */
-unsigned bench_change_point(const double *x, unsigned n, double *m1, double *m2);
 
 /* The throughput-against-data-written chart as a standalone SVG document. */
 void bench_svg(FILE *out, const struct bench_result *r, const char *title);

@@ -360,10 +360,10 @@ static int bench_raw(const struct opts *o, struct bench_result *res)
     }
     if (k.trim_behind)
         sf_bdev_trim(k.bd, 0, k.bd->sector_count);
+    if (target_close(&t))       /* first: after an error requests may still be in flight */
+        rc = CLI_ERR;
     free(r.s);
     free_bufs(bufs, o->qd);
-    if (target_close(&t))
-        rc = CLI_ERR;
     return rc;
 }
 
@@ -438,12 +438,12 @@ static int bench_fs(const struct opts *o, uint64_t raw_bytes, struct bench_resul
         rc = CLI_ERR;
     }
 out:
+    if (target_close(&t))       /* first: the device may still hold the buffers */
+        rc = CLI_ERR;
     free(r.s);
     free(st);
     free(work);
     free_bufs(bufs, o->qd);
-    if (target_close(&t))
-        rc = CLI_ERR;
     return rc;
 }
 
@@ -623,10 +623,10 @@ int cmd_bench(int argc, char **argv)
     memset(&fs, 0, sizeof fs);
 
     rc = bench_raw(&o, &raw);
-    if (rc == CLI_OK && o.fs) {
-        stop = 0;
+    if (rc == CLI_OK && o.fs && !stop)      /* Ctrl-C during the raw run ends it all */
         rc = bench_fs(&o, raw.bytes, &fs);
-    }
+    if (o.fs && !fs.nwin)
+        o.fs = 0;                            /* report what there is: the raw run */
     if (rc != CLI_OK)
         goto out;
     {
