@@ -78,6 +78,8 @@ TZ=Europe/Berlin $PY "$FR" gen-blf "$WORK/berlin.blf" -1 131072
 TZ=Europe/Berlin import "$WORK/berlin.blf" --fast
 TZ=Europe/Berlin $PY "$FR" cmp blf "$WORK/berlin.blf" candump "$WORK/out.log" ||
     fail "berlin.blf: candump export differs"
+TZ=Europe/Berlin $PY "$FR" cmp blf "$WORK/berlin.blf" blf "$WORK/out.blf" ||
+    fail "berlin.blf: BLF export (local time) differs"
 cmp -s "$WORK/z.blf" "$WORK/berlin.blf" && fail "the start time did not change with TZ"
 
 log "the comparison notices a changed byte"
