@@ -19,7 +19,7 @@
  * the image, the file system (exFAT by default; fat16 lets mkfs choose, FAT16 at this size),
  * "busy" to stall the main loop 600 ms of every second so the ring overflows and the drops
  * show as DROP records, "4k" for a disk of 4096-byte sectors (512 by default), "cut" to send
- * the host the disk as a power cut 1,234 ms into the run would have left it.
+ * the host the disk as a power cut 1,234 ms (cut=MS: MS) into the run would have left it.
  * The console lines starting with "baremetal:" are the report tests/scripts/t_baremetal.sh
  * reads. Exit status: 0 ok, 1 a streamfat call failed, 3 a fault. */
 #include <stdint.h>
@@ -144,14 +144,28 @@ static int failed(const char *what, int err)
 }
 
 /* Arguments after the kernel's name on the semihosting command line:
- * OUT [exfat|fat16] [busy] [4k] [cut]. */
+ * OUT [exfat|fat16] [busy] [4k] [cut[=MS]]. */
 struct options {
     const char *out;
     int fat16;
     int busy;
     uint32_t sector;                    /* "4k": 4096-byte sectors (exFAT only at 4 MiB) */
-    int cut;
+    uint32_t cut;                       /* "cut[=MS]": the power cut this far into the run */
 };
+
+/* A decimal number of milliseconds within the run; anything else gives CUT_MS. */
+static uint32_t parse_ms(const char *p)
+{
+    uint32_t v = 0;
+    if (!*p)
+        return CUT_MS;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || v > RUN_MS)
+            return CUT_MS;
+        v = v * 10 + (uint32_t)(*p - '0');
+    }
+    return v >= 1 && v < RUN_MS ? v : CUT_MS;
+}
 
 static void parse_cmdline(struct options *o)
 {
@@ -181,7 +195,9 @@ static void parse_cmdline(struct options *o)
         else if (strcmp(w[i], "4k") == 0)
             o->sector = 4096;
         else if (strcmp(w[i], "cut") == 0)
-            o->cut = 1;
+            o->cut = CUT_MS;
+        else if (strncmp(w[i], "cut=", 4) == 0)
+            o->cut = parse_ms(w[i] + 4);
     }
 }
 
@@ -228,7 +244,7 @@ static int format_and_mount(int fat16)
     return 0;
 }
 
-static int run_log(int busy, int cut)
+static int run_log(int busy, uint32_t cut)
 {
     static const char *const chans[] = { "can0" };
     static const char *const meta[] = { "board=mps2-an386 (QEMU), streamfat examples/baremetal" };
@@ -260,17 +276,20 @@ static int run_log(int busy, int cut)
     uint32_t busy_at = board_ticks() + BUSY_EVERY_MS / 2;
     uint64_t durable_bytes = 0;
     if (cut)
-        cut_at = board_ticks() + CUT_MS;
+        cut_at = board_ticks() + cut;
     while (board_ticks() <= run_until + 1) {
         struct sf_log_stats before, after;
-        sf_log_get_stats(&lg, &before);
+        if (cut)
+            sf_log_get_stats(&lg, &before);
         int r = sf_log_service(&lg);
-        sf_log_get_stats(&lg, &after);
-        /* A checkpoint completed in this step: it covered every record handed to the
-         * device before the step (it waits for them), maybe more. */
-        if (after.bytes_durable != durable_bytes) {
-            durable_bytes = after.bytes_durable;
-            durable_records = (uint32_t)before.records_written;
+        if (cut) {
+            /* A checkpoint completed in this step: it covered every record handed to the
+             * device before the step (it waits for them), maybe more. */
+            sf_log_get_stats(&lg, &after);
+            if (after.bytes_durable != durable_bytes) {
+                durable_bytes = after.bytes_durable;
+                durable_records = (uint32_t)before.records_written;
+            }
         }
         if (r < 0) {
             board_can_stop();
