@@ -37,6 +37,12 @@ $PY "$FR" cmp asc "$WORK/p.asc" candump "$WORK/out.log" || fail "ASC: candump ex
 sf_ok export --format blf -o "$WORK/out.blf" "$IMG" LOG00001.SFL
 $PY "$FR" cmp asc "$WORK/p.asc" blf "$WORK/out.blf" || fail "ASC: BLF export differs"
 
+log "streamfat's own ASC export replays to the same records"
+cp "$WORK/out.log" "$WORK/first.log"
+sf_ok export --format asc -o "$WORK/out.asc" "$IMG" LOG00001.SFL
+import "$WORK/out.asc" --fast
+diff "$WORK/first.log" "$WORK/out.log" >&2 || fail "ASC export -> import changed frames"
+
 log "python-can candump -L"
 $PY "$FR" gen-candump "$WORK/p.log"
 import "$WORK/p.log" --fast

@@ -46,6 +46,11 @@ jcheck "$WORK/log.json" 'j["records_offered"] == 3009 and j["bad_input"] == 0'
 check "$WORK/z.blf"
 grep -q '^(1700000000.123000) can0 123#11223344$' "$WORK/out.log" ||
     fail "first frame not at python-can's start time (header ms + offset)"
+log "streamfat's own BLF export replays to the same records"
+cp "$WORK/out.log" "$WORK/first.log"
+cp "$WORK/out.blf" "$WORK/own.blf"
+import "$WORK/own.blf" --fast
+diff "$WORK/first.log" "$WORK/out.log" >&2 || fail "BLF export -> import changed frames"
 
 log "python-can BLF, stored (no compression), default and 1000-byte containers"
 $PY "$FR" gen-blf "$WORK/u.blf" 0 131072
