@@ -79,7 +79,8 @@ static const char export_help[] =
 "  --absolute          timestamps since the Unix epoch (the default)\n"
 "  --relative          timestamps from the log's start (candump, csv, csv-wide; ASC and\n"
 "                      BLF always count from the start in their header)\n"
-"  --blf-compress N    BLF containers: 0 stored, 1..9 zlib level (default 6)\n"
+"  --blf-compress N    BLF containers: 0 stored, 1..9 zlib level (default 1: fastest;\n"
+"                      6 makes them about 20% smaller at half the speed)\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -725,7 +726,7 @@ int cmd_export(int argc, char **argv)
 
     memset(&o, 0, sizeof o);
     o.w = &export_candump;
-    o.blf_level = 6;
+    o.blf_level = 1;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {

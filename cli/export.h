@@ -67,5 +67,9 @@ char *export_put_time(const struct export_ctx *x, char *p, uint64_t ts);
 /* The interface name of a channel: its CHANNEL record's name, else "can<N>". */
 char *export_put_ifname(const struct export_ctx *x, char *p, uint8_t ch);
 int export_write(struct export_ctx *x, const void *p, size_t n);
+/* The channel number for ASC and BLF, which count from 1: N + 1 for a channel named can<N>
+ * (so a BLF or ASC log replayed with `log --source file:`, whose channel N became can<N-1>,
+ * exports with its own numbers), else the streamfat channel + 1. */
+unsigned export_vector_channel(const struct export_ctx *x, uint8_t ch);
 
 #endif

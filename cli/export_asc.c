@@ -17,12 +17,13 @@
  * CAN FD lines: channel, direction, id, BRS, ESI, DLC code (hex), data length (decimal),
  * data, then message duration, message length, flags (0x1000 EDL, 0x2000 BRS, 0x4000 ESI),
  * CRC and four bit-timing fields, which streamfat does not know (0).
- * Channels count from 1 (streamfat channel 0 is ASC channel 1). The start is the log's
- * start or the oldest frame, if that is earlier (x->min_ts from a first pass over the log;
- * on a pipe, the oldest of the first 4096 frames), rounded down to the
- * millisecond because the date line has no finer field; event times carry the rest, to the
- * microsecond. A later frame older than the start is put at it and counted. An ASC file is
- * always absolute-from-start; --relative does not apply. */
+ * Channels count from 1: can<N> is channel N+1, other channels their number + 1.
+ *
+ * The start is the log's start or the oldest frame, if that is earlier (x->min_ts from a
+ * first pass over the log; on a pipe, the oldest of the first 4096 frames), rounded down to
+ * the millisecond because the date line has no finer field; event times carry the rest, to
+ * the microsecond. A later frame older than the start is put at it and counted. An ASC file
+ * is always absolute-from-start; --relative does not apply. */
 #include "export.h"
 #include "blf_format.h"
 
@@ -157,7 +158,7 @@ static int put_line(struct export_ctx *x, struct asc *a, uint64_t ts, uint8_t ch
                     const struct sf_can *c)
 {
     char line[512], *p = line, *f;
-    unsigned ch = channel + 1u;
+    unsigned ch = export_vector_channel(x, channel);
 
     p = put_ts(x, a, p, ts);
     *p++ = ' ';

@@ -1,5 +1,5 @@
 /* Vector BLF (cli/blf_format.h has the layout): a file header, then log containers of up to
- * 128 KiB of inner objects each, zlib-deflated (--blf-compress 1..9, the default) or
+ * 128 KiB of inner objects each, zlib-deflated (--blf-compress 1..9; 1 by default) or
  * stored (0). Frames become CAN_MESSAGE (1), CAN_FD_MESSAGE (100) and CAN_ERROR_EXT (73)
  * objects with a version 1 object header and nanosecond timestamps.
  *
@@ -16,7 +16,8 @@
  * residence time), rounded down. The oldest frame comes from a first pass over the log
  * (x->min_ts); on a pipe, from the first container. Each object's timestamp is the nanoseconds since then; a later
  * frame older than the start is put at the start and counted. A
- * BLF file is always absolute; --relative does not apply. Channels count from 1. */
+ * BLF file is always absolute; --relative does not apply. Channels count from 1: can<N>
+ * is channel N+1, other channels their number + 1 (export_vector_channel). */
 #include "export.h"
 #include "blf_format.h"
 
@@ -165,7 +166,7 @@ static int blf_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
     struct blf *b = x->priv;
     uint8_t *o, *body;
     uint32_t type, size, id = c->id | ((c->flags & SF_CAN_EFF) ? BLF_CAN_ID_EXT : 0);
-    uint16_t ch = (uint16_t)(r->channel + 1u);
+    uint16_t ch = (uint16_t)export_vector_channel(x, r->channel);
     uint64_t ts = r->ts;
 
     if (!b->started) {

@@ -61,3 +61,18 @@ int export_write(struct export_ctx *x, const void *p, size_t n)
 {
     return fwrite(p, 1, n, x->out) == n ? 0 : -1;
 }
+
+unsigned export_vector_channel(const struct export_ctx *x, uint8_t ch)
+{
+    const char *n = x->ifname[ch];
+    unsigned v = 0;
+
+    if (n[0] != 'c' || n[1] != 'a' || n[2] != 'n' || !n[3])
+        return ch + 1u;
+    for (n += 3; *n; n++) {
+        if (*n < '0' || *n > '9' || v > 6553)
+            return ch + 1u;
+        v = v * 10 + (unsigned)(*n - '0');
+    }
+    return v < 65535 ? v + 1 : ch + 1u;
+}

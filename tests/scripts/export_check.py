@@ -20,6 +20,7 @@ Known format limits (docs/EXPORT.md), expected here rather than hidden:
 import argparse
 import base64
 import csv
+import re
 import sys
 
 import can
@@ -89,7 +90,10 @@ def expected(fmt, f, names, t0):
         if e["err"]:
             e["channel"] = None  # python-can's reader gives error frames no channel
     elif fmt in ("asc", "blf"):
-        e["channel"] = f["ch"]
+        # Vector channels count from 1: can<N> is N + 1, else the channel number + 1;
+        # python-can subtracts the 1
+        m = re.fullmatch(r"can(\d+)", names.get(f["ch"], ""))
+        e["channel"] = int(m.group(1)) if m and int(m.group(1)) < 65535 else f["ch"]
     if e["err"] and fmt in ("candump", "asc"):
         return e
     rtr = bool(f["flags"] & RTR)
