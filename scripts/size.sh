@@ -9,7 +9,8 @@
 # -ffreestanding -ffunction-sections -fdata-sections and the set's CMake options, a reference
 # program (size/NAME.c: the calls such a firmware makes) is linked against it with
 # --gc-sections and newlib-nano's memcpy/memset/memmove/memcmp, and the program's size minus
-# that of an empty program (size/empty.c) is printed:
+# that of an empty program (size/empty.c) and that of the reference program's own code is
+# printed:
 #
 #   size NAME text=N data=N bss=N stack=N deepest=f>g>h
 #
@@ -56,9 +57,13 @@ build_core() {  # dir, cmake options...
 }
 
 link() {  # name, core dir (- for none), extra cflags... -> $out/NAME.elf
-    local name=$1 lib=$out/$2/libstreamfat-core.a
-    [ "$2" = - ] && lib=
-    shift 2
+    link_as "$1" "$@"
+}
+
+link_as() {  # output name, program, core dir (- for none), extra cflags...
+    local out_name=$1 name=$2 lib=$out/$3/libstreamfat-core.a
+    [ "$3" = - ] && lib=
+    shift 3
     local o=$out/prog/$name
     mkdir -p "$o"
     arm-none-eabi-gcc $flags -std=c11 -Wall -Wextra -Werror "$@" -I"$src/include" \
@@ -66,8 +71,8 @@ link() {  # name, core dir (- for none), extra cflags... -> $out/NAME.elf
     arm-none-eabi-gcc $flags -std=c11 -Wall -Wextra -Werror "$@" -I"$src/include" \
         -c "$src/size/$name.c" -o "$o/$name.o"
     arm-none-eabi-gcc $cpu_flags -nostartfiles --specs=nano.specs -Wl,--gc-sections \
-        -Wl,--entry=sf_size_entry -Wl,-Map="$out/$name.map" \
-        "$o/start.o" "$o/$name.o" $lib -lc -lgcc -o "$out/$name.elf"
+        -Wl,--entry=sf_size_entry -Wl,-Map="$out/$out_name.map" \
+        "$o/start.o" "$o/$name.o" $lib -lc -lgcc -o "$out/$out_name.elf"
 }
 
 sizes() {  # elf -> "text data bss"
@@ -81,6 +86,9 @@ report() {  # name, core dir
 report_as() {  # name printed, program, core dir
     local name=$1 prog=$2 dir=$out/$3
     read -r t d b < <(sizes "$out/$name.elf")
+    # The calls in size/NAME.c are the firmware's code, not the library's: not counted.
+    read -r pt _ < <(sizes "$out/prog/$prog/$prog.o")
+    t=$((t - pt + ept))
     arm-none-eabi-nm "$out/$name.elf" >"$out/$name.nm"
     mapfile -t cis < <(find "$dir" "$out/prog/$prog" -name '*.ci' | sort)
     read -r stack path < <(python3 "$src/scripts/size_stack.py" sf_size_main "$out/$name.nm" \
@@ -99,6 +107,7 @@ fi
 
 link empty -
 read -r et ed eb < <(sizes "$out/empty.elf")
+read -r ept _ < <(sizes "$out/prog/empty/empty.o")
 
 if want runtime; then
     link runtime core-runtime
@@ -112,14 +121,12 @@ fi
 # (the other's mount then fails with SF_ENOTSUP through src/fs/*_off.c).
 if want runtime-exfat; then
     build_core core-exfat -DSF_FAT=OFF -DSF_MKFS=OFF -DSF_CHECK=OFF
-    link runtime core-exfat
-    mv "$out/runtime.elf" "$out/runtime-exfat.elf"
+    link_as runtime-exfat runtime core-exfat
     report_as runtime-exfat runtime core-exfat
 fi
 if want runtime-fat; then
     build_core core-fat -DSF_EXFAT=OFF -DSF_MKFS=OFF -DSF_CHECK=OFF
-    link runtime core-fat
-    mv "$out/runtime.elf" "$out/runtime-fat.elf"
+    link_as runtime-fat runtime core-fat
     report_as runtime-fat runtime core-fat
 fi
 if want mkfs; then
@@ -127,10 +134,12 @@ if want mkfs; then
     report mkfs core-full
 fi
 have_check=0
-if (want check || want full) &&
-        arm-none-eabi-nm -g --defined-only "$out/core-full/libstreamfat-core.a" 2>/dev/null |
-        grep -q ' T sf_check$'; then
-    have_check=1
+if want check || want full; then
+    # (no grep -q in a pipe: with pipefail, nm's SIGPIPE would read as "not found")
+    arm-none-eabi-nm -g --defined-only "$out/core-full/libstreamfat-core.a" >"$out/core-full.nm"
+    if grep -q ' T sf_check$' "$out/core-full.nm"; then
+        have_check=1
+    fi
 fi
 if want check; then
     if [ "$have_check" = 1 ]; then

@@ -60,10 +60,9 @@ int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
     return SF_ENOTSUP;
 }
 
-int bitmap_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
+void bitmap_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
 {
     (void)v, (void)c, (void)n;
-    return SF_ENOTSUP;
 }
 
 int exfat_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,

@@ -118,10 +118,9 @@ int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *
     return SF_ENOTSUP;
 }
 
-int fat_table_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
+void fat_table_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
 {
     (void)v, (void)c, (void)n;
-    return SF_ENOTSUP;
 }
 
 void fat_table_summary_init(struct sf_vol *v)
