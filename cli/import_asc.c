@@ -392,6 +392,8 @@ static int event_line(struct asc_state *st, const struct tok *tt, const char *p,
         if (tok_is(&c, "ErrorFrame")) {
             error_frame(f);
             rc = 1;
+        } else if (tok_is(&c, "TxRq")) {
+            return 0;               /* a transmit request, not a frame on the bus */
         } else if (!dir_tok(&c)) {
             *why = "expected Rx or Tx";
             return -1;

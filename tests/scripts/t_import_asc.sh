@@ -6,7 +6,7 @@
 # BLF exports, timestamps to the microsecond (ASC: the Begin Triggerblock time plus the
 # event's offset, as python-can reads it). A hand-written ASC file covers what python-can
 # does not write: base dec, relative (delta) timestamps, a 24-hour date, symbolic names, a
-# classic frame in a CANFD line, skipped statistics, CANFD error frames (also with a BOM and
+# classic frame in a CANFD line, skipped statistics and TxRq, CANFD error frames (with a BOM and
 # CRLF line ends). Malformed lines end the run with exit 1 and "FILE:LINE: ASC: why"; the
 # frames before them are kept.
 set -euo pipefail
@@ -62,6 +62,8 @@ no internal events logged
    0.000100 2  ErrorFrame
    0.000100 CANFD   1 Rx  ErrorFrame
    0.000100 1  500             Rx   r 4
+   0.000100 1  500             TxRq d 1 5
+   0.000100 CANFD   1 TxRq  100  0 0 1 1 5   0 0 0 0 0 0 0 0
 End TriggerBlock
 EOF
 cat >"$WORK/h.want" <<'EOF'
