@@ -281,6 +281,98 @@ static int check_dots(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t 
     return 0;
 }
 
+/* ---- duplicate 8.3 names ---- */
+
+static uint32_t sfn_hash(const uint8_t *n)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < 11; i++)
+        h = (h ^ n[i]) * 16777619u;
+    return h % (sizeof ((struct chk *)0)->dupbits * 8);
+}
+
+static int is_file_entry(const uint8_t *e)
+{
+    return e[0] != DIR_END && e[0] != DIR_FREE &&
+           (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) != ATTR_LONG_NAME && !(e[DIR_ATTR] & ATTR_VOLUME_ID) &&
+           !(e[0] == '.' && (e[1] == ' ' || (e[1] == '.' && e[2] == ' ')));
+}
+
+/* Two entries with one 8.3 name: the second is renamed FSCKnnnnREN and its long name
+ * removed, as dosfstools does. A bit map of name hashes keeps this one pass over the
+ * directory, plus a look back only when a hash repeats. */
+static int check_dups(struct chk *k, struct chk_dir *d, uint32_t depth)
+{
+    uint32_t total = chk_dir_entries(k, d), lfn_n = 0;
+    uint64_t lfn_lba[LDIR_MAX_ENTRIES];
+    uint16_t lfn_off[LDIR_MAX_ENTRIES];
+    int err;
+    memset(k->dupbits, 0, sizeof k->dupbits);
+    for (uint32_t idx = depth ? 2 : 0; idx < total; idx++) {
+        uint8_t *ent, e[32];
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+            return err;
+        memcpy(e, ent, 32);
+        if (e[0] == DIR_END)
+            break;
+        if (e[0] != DIR_FREE && (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME) {
+            if (lfn_n < LDIR_MAX_ENTRIES) {
+                lfn_lba[lfn_n] = lba;
+                lfn_off[lfn_n++] = (uint16_t)off;
+            }
+            continue;
+        }
+        uint32_t nl = lfn_n;
+        lfn_n = 0;
+        if (!is_file_entry(e))
+            continue;
+        uint32_t h = sfn_hash(e);
+        if (!(k->dupbits[h / 8] & (1u << (h % 8)))) {
+            k->dupbits[h / 8] |= (uint8_t)(1u << (h % 8));
+            continue;
+        }
+        int dup = 0;
+        for (uint32_t j = depth ? 2 : 0; j < idx && !dup; j++) {
+            uint8_t *o;
+            uint64_t l2;
+            uint32_t o2;
+            if ((err = chk_dir_entry(k, d, j, &o, &l2, &o2)))
+                return err;
+            dup = is_file_entry(o) && !memcmp(o, e, 11);
+        }
+        if (!dup)
+            continue;
+        uint16_t nm[FAT_SFN_MAX_CHARS];
+        uint32_t saved = chk_path_push(k, nm, fat_sfn_decode(e, e[DIR_NTRES], nm));
+        char nb[12];
+        chk_fmt(nb, sizeof nb, "FSCK%u", 1000 + k->dup_next % 9000);
+        if (chk_report(k, SF_CHK_NAME, 1, 0, "a second entry with this 8.3 name: renamed "
+                       "%s.REN", nb)) {
+            uint8_t *sec;
+            k->dup_next++;
+            if ((err = chk_dsec(k, lba, &sec)))
+                return err;
+            memcpy(sec + off, nb, 8);
+            memcpy(sec + off + 8, "REN", 3);
+            sec[off + DIR_NTRES] = 0;
+            if ((err = chk_dsec_put(k)))
+                return err;
+            for (uint32_t i = 0; i < nl; i++) {
+                if ((err = chk_dsec(k, lfn_lba[i], &sec)))
+                    return err;
+                sec[lfn_off[i]] = DIR_FREE;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+            }
+            chk_repaired(k);
+        }
+        chk_path_pop(k, saved);
+    }
+    return 0;
+}
+
 static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
                     uint32_t depth)
 {
@@ -421,7 +513,9 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         if (err)
             return err;
     }
-    return lfn_drop(k, &f, "at the end of the directory");
+    if ((err = lfn_drop(k, &f, "at the end of the directory")))
+        return err;
+    return check_dups(k, d, depth);
 }
 
 /* ---- recovery hook ---- */

@@ -79,6 +79,8 @@ struct chk {
     char msg[200];
     int lfn_is_log;             /* FAT: the entry being checked is named *.SFL */
     uint32_t dot_parent;        /* FAT: the directory holding the one being entered */
+    uint8_t dupbits[1024];      /* FAT: hashes of the 8.3 names of one directory */
+    uint32_t dup_next;          /* FAT: number for the next FSCKnnnn.REN */
     uint8_t label[11];          /* FAT: the root directory's volume label entry */
     int have_label;
     uint64_t free_after;        /* FAT: free clusters once the repairs are made */
