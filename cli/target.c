@@ -7,9 +7,11 @@
 #include "cli.h"
 #include "sim_target.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 void *target_alloc(const struct sf_bdev *bd, size_t n)
@@ -75,6 +77,21 @@ static int sim_attach(struct target *t)
     return 0;
 }
 
+/* Two writers on one image would each trust their own view of the FAT or bitmap and corrupt
+ * the volume. A block device is held with O_EXCL (src/bdev/file.c); an image file opened for
+ * writing gets an exclusive advisory lock (flock), held until it is closed. Readers take no
+ * lock: ls or info while a logger runs is allowed (they may see a state a moment old). A
+ * file system without flock (EINVAL, ENOLCK) goes unlocked. */
+static int lock_image(struct sf_filebd *f, const char *path, unsigned filebd_flags)
+{
+    if (f->is_blockdev || (filebd_flags & SF_FILEBD_RDONLY) ||
+        flock(f->fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+        return 0;
+    cli_err("%s: in use: another process is writing to it (it holds the image's lock)", path);
+    sf_filebd_close(f);
+    return CLI_ERR;
+}
+
 int target_open_dev(struct sf_filebd *f, const char *path, unsigned filebd_flags,
                     uint32_t sector_size, uint64_t create_size)
 {
@@ -85,7 +102,7 @@ int target_open_dev(struct sf_filebd *f, const char *path, unsigned filebd_flags
         return open_sim_storage(f, path, filebd_flags, sector_size, NULL);
     err = sf_filebd_open(f, path, filebd_flags, sector_size, create_size);
     if (!err)
-        return 0;
+        return lock_image(f, path, filebd_flags);
     if (err == SF_EINVAL && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
         st.st_size % 512 != 0)
         cli_err("%s: not a disk image (its size, %lld bytes, is not a multiple of 512)",
@@ -112,11 +129,13 @@ static int open_dev(struct target *t, const char *path, unsigned flags)
     if (flags & TARGET_DIRECT) {
         err = sf_filebd_open(&t->fbd, path, ff | SF_FILEBD_DIRECT, 0, 0);
         if (!err)
-            return 0;
+            return lock_image(&t->fbd, path, ff);
         if (err != SF_ENOTSUP && err != SF_EINVAL)
             return target_open_dev(&t->fbd, path, ff | SF_FILEBD_DIRECT, 0, 0);
         /* SF_EINVAL may also mean "no image at all": the buffered open below tells. */
         if (sf_filebd_open(&t->fbd, path, ff, 0, 0) == 0) {
+            if (lock_image(&t->fbd, path, ff))
+                return CLI_ERR;
             fprintf(stderr, "streamfat %s: note: %s: O_DIRECT not supported here; using "
                     "buffered I/O\n", cli_cmd, path);
             return 0;
