@@ -124,6 +124,20 @@ sf_ok cat "$IMG" "$p" >"$WORK/host.SFL"
 check "$WORK/ref.v" asc "$WORK/vol.asc"
 sf_ok export -f csv-wide "$IMG" "$p" >"$WORK/vol.wide"   # volume files seek back too
 
+log "Vector channel numbers follow can<N> names, not the order channels appeared in"
+printf '(1700000001.000001) can5 123#01\n(1700000001.000002) can2 456#0203\n(1700000001.000003) can5 12345678#R\n' >"$WORK/ch.log"
+sf_ok mkfs -q -t exfat -s 32M "$WORK/ch.img"
+sf_ok log -q --source "file:$WORK/ch.log" --fast --chunk 4K "$WORK/ch.img"
+sf_ok cat "$WORK/ch.img" LOG00001.SFL >"$WORK/ch.SFL"
+"$FRAMES" "$WORK/ch.SFL" >"$WORK/ref.ch"
+grep -q '^chan 0 can5$' "$WORK/ref.ch" || fail "import did not make can5 channel 0"
+for f in asc blf; do
+    sf_ok export -f "$f" -o "$WORK/ch.$f" "$WORK/ch.SFL"
+    check "$WORK/ref.ch" "$f" "$WORK/ch.$f" --expect-count 3
+done
+/usr/bin/python3 -c 'import can, sys; assert [m.channel for m in can.BLFReader(sys.argv[1])] == [5, 2, 5]' \
+    "$WORK/ch.blf" || fail "BLF channels are not 6, 3, 6"
+
 # ---- usage and errors -----------------------------------------------------------------
 log "usage errors"
 sf_err 2 export -f blf --relative "$LOGF"
