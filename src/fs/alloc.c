@@ -153,6 +153,12 @@ int chain_length(struct sf_vol *v, uint32_t first, uint32_t *count)
 static int free_run(struct sf_vol *v, uint32_t c, uint32_t max, uint32_t *len)
 {
     uint32_t end = SF_FIRST_CLUSTER + v->cluster_count, n = 0;
+    /* Read the map ahead, past this run too: the next allocation steps of a stream look
+     * there, and one long read now saves a read per map sector later (cache.c bounds it). */
+    if (vol_is_exfat(v))
+        bitmap_readahead(v, c, end - c);
+    else
+        fat_table_readahead(v, c, end - c);
     while (n < max && c + n < end) {
         int is_free, err = cluster_free(v, c + n, &is_free);
         if (err)

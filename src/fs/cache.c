@@ -43,6 +43,43 @@ int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec)
     return 0;
 }
 
+/* Read-ahead for sequential scans of allocation maps (bitmap, FAT): without it a search
+ * that walks n sectors costs n single-sector reads, one each time the stream's allocation
+ * step reaches a new sector. Reads the uncached sectors from lba on with ONE request,
+ * straight into their slots, which are contiguous memory as long as the slot index does
+ * not wrap. It skips sectors cached at the start, then stops at the next sector already
+ * cached (so nothing cached is read twice), at the wrap, at n, and at an eighth of the cache, so
+ * that a read-ahead never evicts much of the working set (directory sectors, the FAT
+ * sectors being written). Slots it fills lose what they held; the cache is write-through,
+ * so that costs a re-read at worst, never data. A failed read is not an error here: a
+ * bad sector far ahead must not fail a search that never gets there. */
+void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n)
+{
+    uint32_t i, k = 0;
+    uint32_t max = v->cache_n / 8 < SF_CACHE_READAHEAD ? v->cache_n / 8 : SF_CACHE_READAHEAD;
+    /* Leading sectors already cached (the partly used map sector a scan starts in) need
+     * nothing; the read starts after them. */
+    while (n && v->cache[lba % v->cache_n].lba == lba) {
+        lba++;
+        n--;
+    }
+    i = (uint32_t)(lba % v->cache_n);
+    if (n > max)
+        n = max;
+    if (n > v->cache_n - i)
+        n = v->cache_n - i;
+    while (k < n && v->cache[i + k].lba != lba + k)
+        k++;
+    if (k < 2)
+        return;                         /* nothing to gain over cache_get's own read */
+    for (uint32_t j = 0; j < k; j++)
+        v->cache[i + j].lba = UINT64_MAX;
+    if (sf_bdev_read(v->bd, lba, slot_mem(v, i), k))
+        return;         /* best effort: cache_get reads the sector it needs and reports */
+    for (uint32_t j = 0; j < k; j++)
+        v->cache[i + j].lba = lba + j;
+}
+
 int cache_put(struct sf_vol *v, uint64_t lba)
 {
     uint32_t i = (uint32_t)(lba % v->cache_n);

@@ -23,6 +23,8 @@ int bitmap_test(struct sf_vol *v, uint32_t c, int *used);
 int bitmap_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used);
 /* First free cluster in [from, to), or 0. */
 int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out);
+/* Read the bitmap sectors of clusters [c, c + n) into the cache ahead of a scan (one read). */
+void bitmap_readahead(struct sf_vol *v, uint32_t c, uint32_t n);
 
 /* ---- exfat_dir.c: entry sets ---- */
 struct eset {

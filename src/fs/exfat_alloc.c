@@ -94,6 +94,17 @@ int bitmap_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
     return 0;
 }
 
+void bitmap_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
+{
+    uint64_t lba, last;
+    uint32_t byte;
+    if (!n)
+        return;
+    bitmap_pos(v, c, &lba, &byte);
+    bitmap_pos(v, c + n - 1, &last, &byte);
+    cache_readahead(v, lba, (uint32_t)(last - lba + 1));
+}
+
 int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out)
 {
     uint32_t c = from;
@@ -103,6 +114,7 @@ int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
         uint32_t byte;
         uint8_t *sec;
         bitmap_pos(v, c, &lba, &byte);
+        bitmap_readahead(v, c, to - c);
         int err = cache_get(v, lba, &sec);
         if (err)
             return err;

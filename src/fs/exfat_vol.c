@@ -273,7 +273,9 @@ int64_t exfat_count_free(struct sf_vol *v)
     uint64_t lba0 = clus_lba(v, v->bitmap_cluster);  /* the bitmap is contiguous by rule */
     for (uint32_t c = 0; c < v->cluster_count; c += bits_per_sec) {
         uint8_t *sec;
-        int err = cache_get(v, lba0 + c / bits_per_sec, &sec);
+        uint64_t lba = lba0 + c / bits_per_sec;
+        cache_readahead(v, lba, (v->cluster_count - c - 1) / bits_per_sec + 1);
+        int err = cache_get(v, lba, &sec);
         if (err)
             return err;
         uint32_t n = v->cluster_count - c < bits_per_sec ? v->cluster_count - c : bits_per_sec;

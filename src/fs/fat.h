@@ -35,6 +35,8 @@ int fat_table_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end);
 int fat_table_fill(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t value);
 /* First free cluster in [from, to), or 0. Skips FAT regions the summary knows full. */
 int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out);
+/* Read the FAT sectors of clusters [c, c + n) into the cache ahead of a scan (one read). */
+void fat_table_readahead(struct sf_vol *v, uint32_t c, uint32_t n);
 /* Set up the free-space summary in cfg.fat_cache (all unknown); called by fat_mount. */
 void fat_table_summary_init(struct sf_vol *v);
 /* Free clusters, read sector by sector (skipping regions known full). */

@@ -173,6 +173,8 @@ static int fat_run_bulk(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t e
                 if (err)
                     return err;
                 memcpy(b, sec, ss);
+            } else {
+                memset(b, 0, ss);     /* the buffer held file data: no stale reserved bits */
             }
             for (uint32_t e = first < c ? c : first; e < stop && e < first + per; e++) {
                 uint32_t val = denormalise(v, e + 1 == stop ? end : e + 1);
@@ -211,6 +213,15 @@ int fat_table_fill(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t value)
 }
 
 /* ---- free space ---- */
+
+void fat_table_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
+{
+    if (!n || v->fat_bits == 12)
+        return;
+    uint64_t rel = entry_byte(v, c) >> v->sector_shift;
+    uint64_t last = entry_byte(v, c + n - 1) >> v->sector_shift;
+    cache_readahead(v, v->fat_offset + rel, (uint32_t)(last - rel + 1));
+}
 
 void fat_table_summary_init(struct sf_vol *v)
 {
@@ -272,6 +283,7 @@ int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *
         }
         uint32_t off = (c & (eps - 1)) * w;
         uint8_t *sec;
+        fat_table_readahead(v, c, to - c);
         int err = cache_get(v, v->fat_offset + rel, &sec);
         if (err)
             return err;
@@ -317,6 +329,7 @@ int64_t fat_table_count_free(struct sf_vol *v)
             continue;
         }
         uint8_t *sec;
+        fat_table_readahead(v, c, end - c);
         if ((err = cache_get(v, v->fat_offset + rel, &sec)))
             return err;
         for (uint32_t off = (c & (eps - 1)) * w; c < end && off < vol_ss(v); c++, off += w)

@@ -30,6 +30,10 @@
  * A pointer from cache_get stays valid until the next cache_* call on the volume. */
 void cache_init(struct sf_vol *v, void *mem, uint32_t size);
 int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec);
+/* Bring up to n sectors from lba into the cache with one device read (allocation-map
+ * scans call it before walking sectors; see cache.c for how far it goes). */
+#define SF_CACHE_READAHEAD 128u
+void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n);
 /* Write the cached sector (after the caller changed it through the pointer). */
 int cache_put(struct sf_vol *v, uint64_t lba);
 /* Forget cached copies of sectors that are about to be written around the cache. */
