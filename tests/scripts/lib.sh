@@ -237,7 +237,9 @@ fuse_umount() {
 # file (deleted ones are left out) to stdout.
 tsk_list() {
     local img=$1 off=${2:-0}
-    timeout 120 fls -r -p -o "$off" "$img" </dev/null |
+    # fls reads the whole volume looking for orphan files: minutes on a 40 GiB image when
+    # the machine is busy, hence the long timeout.
+    timeout 600 fls -r -p -o "$off" "$img" </dev/null |
         sed -n 's/^r\/r \([0-9][0-9]*\):\t\(.*\)$/\1\t\2/p' | grep -v $'\t\\$' || true
 }
 # tsk_verify IMG SRCDIR [PREFIX] [SECTOR_OFFSET]: every file under SRCDIR must be in the
