@@ -146,12 +146,17 @@ static int record(struct run *r, int64_t t, uint64_t bytes, int64_t lat)
     return 0;
 }
 
+/* "raw [##########..........]  50.0%  128 MiB  412.3 MB/s" on stderr, redrawn in place. */
 static void progress(const char *what, uint64_t done, uint64_t total, int64_t t_ns)
 {
-    char sz[32];
-    double pct = total ? 100.0 * (double)done / (double)total : 0;
+    char sz[32], bar[31];
+    double frac = total ? (double)done / (double)total : 0;
+    unsigned i, fill = (unsigned)(frac * 30);
 
-    fprintf(stderr, "\r%s %5.1f%%  %s  %.1f MB/s \033[K", what, pct,
+    for (i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r%s [%s] %5.1f%%  %s  %.1f MB/s \033[K", what, bar, frac * 100,
             units_format_size(done, sz, sizeof sz),
             t_ns > 0 ? (double)done * 1e3 / (double)t_ns : 0.0);
 }

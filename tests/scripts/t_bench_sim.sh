@@ -103,6 +103,18 @@ sf_err 1 bench --size 8M "$WORK/fs.img"
 grep -q -- '--destroy' "$SF_LAST_ERR" || fail "refusal does not mention --destroy"
 [[ $(md5sum <"$WORK/fs.img") == "$sum" ]] || fail "refused bench changed the image"
 sf_ok bench --size 8M --destroy --json "$WORK/fs.img" >/dev/null
+# ... and so is a block device that holds one (a loop device, where we may make one)
+if [[ $(id -u) == 0 ]] && command -v losetup >/dev/null && losetup -f >/dev/null 2>&1; then
+    sf_ok mkfs -q "$WORK/fs.img"
+    sum=$(md5sum <"$WORK/fs.img")
+    loop_attach "$WORK/fs.img"
+    sf_err 1 bench --size 8M "$LOOP"
+    grep -q -- '--destroy' "$SF_LAST_ERR" || fail "block device refusal does not mention --destroy"
+    loop_detach "$LOOP"
+    [[ $(md5sum <"$WORK/fs.img") == "$sum" ]] || fail "refused bench changed the block device"
+else
+    log "no loop devices here: block-device refusal not checked"
+fi
 sf_err 2 bench --qd 0 x.img
 sf_err 2 bench --size 1M --full x.img
 sf_err 1 bench 'sim:64M,fast=0MB/s'
