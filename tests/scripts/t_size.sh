@@ -11,6 +11,7 @@
 # 2. The stub files that replace a dropped file system (src/fs/fat_off.c, exfat_off.c) must
 #      define every symbol the rest of the core takes from the files they replace; checked
 #      on symbols, without building the SF_FAT=OFF / SF_EXFAT=OFF cores (make size does).
+# 3. With SF_LONG=1 (make check-long): host builds of those options run tests/options/probe.c.
 set -euo pipefail
 
 src=${SF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -122,6 +123,55 @@ for fs in fat exfat; do
         echo "ok: ${fs}_off.c covers the $(wc -l <"$tmp/$fs.need") symbols the core takes from ${fs}_*.c"
     fi
 done
+
+# --- with SF_LONG=1 (make check-long): what the option builds do ------------------------
+# Host core-only builds without FAT, without exFAT, and read-only, each driving
+# tests/options/probe.c: the file system that is left in works (format, write, read), the
+# one left out answers SF_ENOTSUP, read-only answers SF_EROFS to every write.
+if [ "${SF_LONG:-0}" = 1 ]; then
+    probe_build() {  # name, macro, cmake options...
+        local name=$1 macro=$2
+        shift 2
+        if ! cmake -S "$src" -B "$tmp/host-$name" -DSF_CORE_ONLY=ON -DSF_TESTS=OFF "$@" \
+                >"$tmp/host-$name.log" 2>&1 ||
+           ! cmake --build "$tmp/host-$name" -j 2 >>"$tmp/host-$name.log" 2>&1 ||
+           ! cc -std=c11 -Wall -Wextra -Werror -O1 -D"$macro" -I"$src/include" \
+                "$src/tests/options/probe.c" "$tmp/host-$name/libstreamfat-core.a" \
+                -o "$tmp/probe-$name" >>"$tmp/host-$name.log" 2>&1; then
+            cat "$tmp/host-$name.log"
+            echo "FAIL: host core build '$name' ($*) or its probe"
+            status=1
+            return 1
+        fi
+    }
+    probe() {  # name, args...
+        local name=$1
+        shift
+        if "$tmp/probe-$name" "$@"; then
+            echo "ok: probe $name $*"
+        else
+            echo "FAIL: probe $name $*"
+            status=1
+        fi
+    }
+    if probe_build nofat SF_NO_FAT -DSF_FAT=OFF &&
+       probe_build noexfat SF_NO_EXFAT -DSF_EXFAT=OFF &&
+       probe_build ro SF_READONLY -DSF_READONLY=ON; then
+        probe nofat make-exfat "$tmp/ex.img"
+        probe noexfat make-fat32 "$tmp/f32.img"
+        probe nofat nomkfs-fat32 -
+        probe noexfat nomkfs-exfat -
+        probe ro nomkfs-exfat -
+        probe nofat rw "$tmp/ex.img"
+        probe nofat nomount "$tmp/f32.img"
+        probe noexfat rw "$tmp/f32.img"
+        probe noexfat nomount "$tmp/ex.img"
+        probe ro ro "$tmp/ex.img"
+        probe ro ro "$tmp/f32.img"
+    fi
+else
+    echo "note: SF_LONG=1 also runs the option builds (tests/options/probe.c)"
+fi
 
 [ "$status" -eq 0 ] && echo "PASS: size within budget, option stubs complete"
 exit "$status"

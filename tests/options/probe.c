@@ -1,0 +1,151 @@
+/* What a core built with feature options does (t_size with SF_LONG=1; include/streamfat/
+ * config.h). Built by the test with the host compiler against a core-only build of one
+ * option set, with the same -D macro; not part of the CMake test tree, which links the
+ * full library.
+ *
+ *   probe make-exfat IMG       format a 64 MiB RAM disk (make-fat32: as FAT32), write
+ *                              /A.TXT = "hello", save the disk to IMG
+ *   probe nomkfs-exfat -       sf_mkfs of exFAT must refuse with SF_ENOTSUP (nomkfs-fat32)
+ *   probe rw IMG               mount, create, mkdir, read back: all must work
+ *   probe ro IMG               mount; opening for writing, creating, mkdir, unlink and
+ *                              rename must fail with SF_EROFS; reading must work
+ *   probe nomount IMG          mount must fail with SF_ENOTSUP
+ * Exit 0 when everything behaved as expected, 1 otherwise (one line on stderr says what). */
+#include <stdio.h>
+#include <string.h>
+#include "streamfat/vol.h"
+
+#define DISK (64u << 20)
+
+static uint8_t disk[DISK];
+static _Alignas(64) uint8_t vbuf[8192];
+static _Alignas(64) uint8_t wbuf[65536];
+static struct sf_rambd ram;
+
+static int fail(const char *what, int got)
+{
+    fprintf(stderr, "probe: %s: got %d (%s)\n", what, got, sf_strerror(got));
+    return 1;
+}
+
+static int mount(struct sf_vol *v)
+{
+    struct sf_vol_cfg c;
+    memset(&c, 0, sizeof c);
+    c.bd = &ram.bd;
+    c.buf = vbuf;
+    c.buf_size = sizeof vbuf;
+    return sf_mount(v, &c);
+}
+
+static int format(const char *type)
+{
+    struct sf_mkfs_opts o;
+    const char *why = "";
+    memset(&o, 0, sizeof o);
+    o.fs_type = strcmp(type, "exfat") == 0 ? SF_FS_EXFAT : SF_FS_FAT32;
+    o.buf = wbuf;
+    o.buf_size = sizeof wbuf;
+    return sf_mkfs(&ram.bd, &o, &why);
+}
+
+static int read_hello(struct sf_vol *v)
+{
+    struct sf_file f;
+    char b[16] = "";
+    int err = sf_open(v, &f, "/A.TXT", SF_O_RDONLY);
+    if (err)
+        return fail("open /A.TXT for reading", err);
+    sf_ssize_t n = sf_read(&f, b, sizeof b - 1);
+    sf_close(&f);
+    if (n != 5 || strcmp(b, "hello") != 0)
+        return fail("read /A.TXT (want 5 bytes \"hello\")", (int)n);
+    return 0;
+}
+
+static int write_file(struct sf_vol *v, const char *path)
+{
+    struct sf_file f;
+    int err = sf_open(v, &f, path, SF_O_WRONLY | SF_O_CREAT);
+    if (err)
+        return err;
+    sf_ssize_t n = sf_write(&f, "hello", 5);
+    err = sf_close(&f);
+    return n != 5 ? (int)n : err;
+}
+
+static int image_io(const char *path, int save)
+{
+    FILE *fp = fopen(path, save ? "wb" : "rb");
+    if (!fp) {
+        perror(path);
+        return 1;
+    }
+    size_t n = save ? fwrite(disk, 1, DISK, fp) : fread(disk, 1, DISK, fp);
+    if (fclose(fp) != 0 || n != DISK) {
+        fprintf(stderr, "probe: %s: short %s\n", path, save ? "write" : "read");
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct sf_vol v;
+    struct sf_file f;
+    int err;
+
+    if (argc != 3) {
+        fprintf(stderr, "usage: probe make-TYPE|nomkfs-TYPE|rw|ro|nomount IMG\n");
+        return 2;
+    }
+    const char *mode = argv[1], *arg = argv[2];
+    sf_rambd_init(&ram, disk, 512, DISK / 512);
+
+    if (strncmp(mode, "nomkfs-", 7) == 0) {
+        err = format(mode + 7);
+        return err == SF_ENOTSUP ? 0 : fail("sf_mkfs (want SF_ENOTSUP)", err);
+    }
+    if (strncmp(mode, "make-", 5) == 0) {
+        if ((err = format(mode + 5)))
+            return fail("sf_mkfs", err);
+        if ((err = mount(&v)))
+            return fail("sf_mount of the new volume", err);
+        if ((err = write_file(&v, "/A.TXT")))
+            return fail("create /A.TXT", err);
+        if ((err = sf_unmount(&v)))
+            return fail("unmount", err);
+        return image_io(arg, 1);
+    }
+    if (image_io(arg, 0))
+        return 1;
+    err = mount(&v);
+    if (strcmp(mode, "nomount") == 0)
+        return err == SF_ENOTSUP ? 0 : fail("sf_mount (want SF_ENOTSUP)", err);
+    if (err)
+        return fail("sf_mount", err);
+    if (strcmp(mode, "rw") == 0) {
+        if ((err = write_file(&v, "/B.TXT")))
+            return fail("create /B.TXT", err);
+        if ((err = sf_mkdir(&v, "/D")))
+            return fail("mkdir /D", err);
+    } else if (strcmp(mode, "ro") == 0) {
+        if ((err = sf_open(&v, &f, "/A.TXT", SF_O_RDWR)) != SF_EROFS)
+            return fail("open /A.TXT read-write (want SF_EROFS)", err);
+        if ((err = write_file(&v, "/B.TXT")) != SF_EROFS)
+            return fail("create /B.TXT (want SF_EROFS)", err);
+        if ((err = sf_mkdir(&v, "/D")) != SF_EROFS)
+            return fail("mkdir /D (want SF_EROFS)", err);
+        if ((err = sf_unlink(&v, "/A.TXT")) != SF_EROFS)
+            return fail("unlink /A.TXT (want SF_EROFS)", err);
+        if ((err = sf_rename(&v, "/A.TXT", "/C.TXT")) != SF_EROFS)
+            return fail("rename /A.TXT (want SF_EROFS)", err);
+    } else {
+        return 2;
+    }
+    if (read_hello(&v))
+        return 1;
+    if ((err = sf_unmount(&v)))
+        return fail("unmount", err);
+    return 0;
+}
