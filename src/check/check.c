@@ -56,8 +56,6 @@ void chk_fmt(char *out, uint32_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-static void chk_unrepaired(struct chk *k);
-
 int chk_report(struct chk *k, int kind, int with_path, int fatal, const char *fmt, ...)
 {
     va_list ap;
@@ -96,8 +94,7 @@ void chk_repaired(struct chk *k)
     }
 }
 
-/* A repair that was announced and then failed (I/O): the finding stays. */
-static void chk_unrepaired(struct chk *k)
+void chk_unrepaired(struct chk *k)
 {
     if (!k->pending)
         return;

@@ -840,9 +840,7 @@ int chk_exfat(struct chk *k, uint8_t *boot)
     if (k->boot_flags_dirty) {
         if (chk_report(k, SF_CHK_DIRTY, 0, 0, "volume is marked dirty (not cleanly unmounted)")) {
             if (k->r->unrepairable) {
-                /* Stays dirty: problems remain. */
-                k->pending = 0;
-                k->r->unrepairable++;
+                chk_unrepaired(k);       /* stays dirty: problems remain */
                 return 0;
             }
             if (sf_bdev_flush(k->bd) || chk_read(k, EXFAT_BOOT_MAIN, k->xsec))

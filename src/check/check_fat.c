@@ -674,8 +674,7 @@ static int check_dirty(struct chk *k)
     if (!chk_report(k, SF_CHK_DIRTY, 0, 0, "volume is marked dirty (not cleanly unmounted)"))
         return 0;
     if (k->r->unrepairable) {
-        k->pending = 0;                  /* stays dirty: problems remain */
-        k->r->unrepairable++;
+        chk_unrepaired(k);               /* stays dirty: problems remain */
         return 0;
     }
     if (sf_bdev_flush(k->bd))

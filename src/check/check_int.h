@@ -97,6 +97,8 @@ struct chk {
 int chk_report(struct chk *k, int kind, int with_path, int fatal, const char *fmt, ...);
 /* The previous report was repaired. */
 void chk_repaired(struct chk *k);
+/* The previous report will not be repaired after all (it stays; the result becomes 2). */
+void chk_unrepaired(struct chk *k);
 /* A minimal formatter: %s %u (uint32_t) %U (uint64_t) %x (uint32_t). */
 void chk_fmt(char *out, uint32_t cap, const char *fmt, ...);
 int chk_read(struct chk *k, uint64_t lba, void *buf);
