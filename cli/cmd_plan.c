@@ -171,7 +171,10 @@ static void report_json(const struct plan *p, const struct figures *f)
         json_kv_bool(stdout, &first, "keeps_up", f->keeps_up);
     json_num(&first, "backlog_mb_s", f->behind_bps / 1e6);
     json_num(&first, "ring_overflow_seconds", f->ring_s);
-    json_kv_u64(stdout, &first, "cluster_bytes", f->cluster);
+    if (p->cap > 0)
+        json_kv_u64(stdout, &first, "cluster_bytes", f->cluster);
+    else
+        printf(", \"cluster_bytes\": null");
     json_kv_u64(stdout, &first, "chunk_bytes", f->chunk);
     json_num(&first, "checkpoint_seconds", f->ckpt_s);
     json_kv_u64(stdout, &first, "bits_per_cell", p->bits);
@@ -237,9 +240,13 @@ static void report_text(const struct plan *p, const struct figures *f)
                    fractions[i] <= 1.0 / p->bits + 1e-9 ? "yes" : "no");
         }
     }
-    printf("  recommended: mkfs -c %s, log --chunk %s --sync-interval %.0fs", 
-           units_format_size(f->cluster, a, sizeof a), units_format_size(f->chunk, b, sizeof b),
-           f->ckpt_s);
+    if (p->cap > 0)
+        printf("  recommended: mkfs -c %s, log --chunk %s --sync-interval %.0fs",
+               units_format_size(f->cluster, a, sizeof a),
+               units_format_size(f->chunk, b, sizeof b), f->ckpt_s);
+    else
+        printf("  recommended: mkfs's default cluster size, log --chunk %s --sync-interval %.0fs",
+               units_format_size(f->chunk, b, sizeof b), f->ckpt_s);
     printf(" (at most %.1f MB unsynced)\n", p->rate * f->ckpt_s / 1e6);
     if (p->cap > 4294967295.0)
         printf("  use exFAT: FAT32 files stop at 4 GiB - 1 (the logger rotates every %s)\n",

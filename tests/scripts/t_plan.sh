@@ -35,6 +35,9 @@ check --rate 1MiB/s --capacity 64G --pe-cycles 3000 -- \
 check --rate 200MB/s --capacity 2TB --cache 45GB --sustained 50MB/s -- \
     'j["keeps_up"] is False and close(j["cache_full_seconds"], 225) and close(j["backlog_mb_s"], 150) and close(j["ring_overflow_seconds"], 64*2**20/150e6) and j["endurance_tb"] is None'
 check --rate 40MB/s --sustained 50MB/s -- 'j["keeps_up"] is True and j["fill_seconds"] is None'
+# no capacity: what needs it is null; 100 TB at 1 MB/s = 10^8 s = 1157.4 days
+check --rate 1MB/s --tbw 100TB -- \
+    'close(j["lifetime_days"], 1157.407) and j["cluster_bytes"] is None and j["partial_format"] == [] and j["capacity_bytes"] is None'
 # partial format: QLC 25 % is all SLC, 33 % is not; TLC 33 % is
 check --rate 100MB/s --capacity 1TB -- \
     '[p["all_slc"] for p in j["partial_format"]] == [False, False, False, True] and close(j["partial_format"][3]["bytes"], 250e9) and close(j["partial_format"][3]["fill_seconds"], 2500)'
