@@ -12,13 +12,13 @@
 #     millisecond in their data) are exactly the accepted ones, in order, none twice; the
 #     DROP records account for exactly the dropped ones; timestamps strictly increase
 #     across the files and fall in the millisecond the frame names.
-# Cases: exFAT; FAT16 (mkfs's choice at 4 MiB); exFAT on 4096-byte sectors; power cuts
-# (the disk copied by the SysTick handler 600, 1,234 and 1,901 ms into the run, maybe
-# mid-sector; and a FAT16 cut at 1,234 ms: the host checks that copy, which must pass fsck
-# but for leaked clusters, and hold at least every record the last completed checkpoint
-# covered); exFAT with a main loop that stalls so the ring
-# overflows (drops > 0 required). -icount makes the emulated time follow the
-# instruction count, so each case runs the same whatever the host's load.
+# Cases: exFAT; FAT16 (mkfs's choice at 4 MiB); exFAT on 4096-byte sectors; power cuts:
+# the disk copied by the SysTick handler 600, 1,234 and 1,901 ms into the run (exFAT) and at
+# 1,234 ms (FAT16), maybe mid-sector, is the image; it must pass fsck but for leaked
+# clusters and hold at least every record the last completed checkpoint covered, none from
+# after the cut; exFAT with a main loop that stalls so the ring overflows (drops > 0
+# required). -icount makes the emulated time follow the instruction count, so each case
+# runs the same whatever the host's load.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
