@@ -34,6 +34,8 @@ struct blf {
     uint32_t fill;
     uint8_t *z;                    /* deflated container */
     uLong zcap;
+    z_stream zs;                   /* one deflate state for the whole export, reset per */
+    int zs_ready;                  /* container (no allocation per container) */
     int started, header_out;
     uint64_t start, last;          /* ns; start is a whole millisecond */
     uint64_t min;                  /* the oldest timestamp before the start was fixed */
@@ -120,13 +122,16 @@ static int flush_container(struct export_ctx *x, struct blf *b)
             return -1;
     }
     if (x->blf_level > 0) {
-        uLongf zlen = b->zcap;
-        if (compress2(b->z, &zlen, b->data, b->fill, x->blf_level) != Z_OK) {
+        b->zs.next_in = b->data;
+        b->zs.avail_in = b->fill;
+        b->zs.next_out = b->z;
+        b->zs.avail_out = (uInt)b->zcap;
+        if (deflateReset(&b->zs) != Z_OK || deflate(&b->zs, Z_FINISH) != Z_STREAM_END) {
             errno = ENOMEM;
             return -1;
         }
         payload = b->z;
-        len = zlen;
+        len = b->zs.total_out;
     }
     size = (uint32_t)(sizeof h + len);
     memset(h, 0, sizeof h);
@@ -158,6 +163,13 @@ static int blf_begin(struct export_ctx *x)
     b->zcap = compressBound(BLF_CONTAINER_DATA_MAX);
     if (!(b->z = malloc(b->zcap)))
         return -1;
+    if (x->blf_level > 0) {
+        if (deflateInit(&b->zs, x->blf_level) != Z_OK) {
+            errno = ENOMEM;
+            return -1;
+        }
+        b->zs_ready = 1;
+    }
     return 0;
 }
 
@@ -267,6 +279,8 @@ static int blf_end(struct export_ctx *x)
                 rc = -1;
         }
     }
+    if (b->zs_ready)
+        deflateEnd(&b->zs);
     free(b->z);
     free(b);
     x->priv = NULL;
