@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The libFuzzer targets of fuzz/ in make check: build them (clang, -DSF_FUZZ=ON, into
 # $SF_BUILD/fuzz), replay fuzz/regress/, and fuzz each target for FUZZ_SMOKE_SECONDS
-# (default 15) from quick seeds (fuzz/seeds.sh with SEEDS_QUICK=1) and a fresh corpus. Any
+# (default 12) from quick seeds (fuzz/seeds.sh with SEEDS_QUICK=1) and a fresh corpus. Any
 # crash, hang (10 s), leak or sanitizer report fails. `make fuzz` is the long run.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
@@ -15,7 +15,7 @@ printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\n%s
 clang -fsanitize=fuzzer,address "$WORK/probe.c" -o "$WORK/probe" 2>/dev/null ||
     skip "clang has no libFuzzer runtime (libclang-rt-dev)"
 
-secs=${FUZZ_SMOKE_SECONDS:-15}
+secs=${FUZZ_SMOKE_SECONDS:-12}
 out=$WORK/run.out
 if ! FUZZ_BUILD="$SF_BUILD/fuzz" FUZZ_SECONDS=$secs FUZZ_CORPUS="$WORK/corpus" SEEDS_QUICK=1 \
         SF="$SF" bash "$SF_SRC/fuzz/run.sh" >"$out" 2>&1; then
