@@ -250,6 +250,70 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
 }
 
 /* The "." and ".." entries of a subdirectory (entries 0 and 1). */
+static int is_dot_name(const uint8_t *e)
+{
+    return !memcmp(e, ".          ", 11) || !memcmp(e, "..         ", 11);
+}
+
+/* Slot i (0 or 1) of a subdirectory does not hold its dot entry: what is there moves to the
+ * first free slot (copy first: a cut in between leaves the entry twice, never lost), then
+ * the dot entry is written in its slot. */
+static int make_dot(struct chk *k, struct chk_dir *d, uint32_t i, uint32_t clus)
+{
+    uint8_t *e, moved[32];
+    uint64_t lba;
+    uint32_t off, total = chk_dir_entries(k, d), j;
+    int err;
+    if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
+        return err;
+    memcpy(moved, e, 32);
+    int used = moved[0] != DIR_END && moved[0] != DIR_FREE && !is_dot_name(moved);
+    for (j = 2; used && j < total; j++) {
+        if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
+            return err;
+        if (e[0] == DIR_FREE || e[0] == DIR_END)
+            break;
+    }
+    if (used && j == total) {
+        chk_report(k, SF_CHK_ENTRY, 1, 1, "'%s' entry missing, and no free slot to move the "
+                   "entry in its place to", i ? ".." : ".");
+        return 0;
+    }
+    if (!chk_report(k, SF_CHK_ENTRY, 1, 0, "'%s' entry missing: written%s", i ? ".." : ".",
+                    used ? " (the entry in its slot moved down)" : ""))
+        return 0;
+    if (used) {
+        if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
+            return err;
+        int was_end = e[0] == DIR_END;
+        memcpy(e, moved, 32);
+        if ((err = chk_dsec_put(k)))
+            return err;
+        /* The end mark moved one slot on: the slot after it must read as the end. */
+        if (was_end && j + 1 < total) {
+            if ((err = chk_dir_entry(k, d, j + 1, &e, &lba, &off)))
+                return err;
+            if (e[0] != DIR_END) {
+                memset(e, 0, 32);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+            }
+        }
+    }
+    if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
+        return err;
+    memset(e, 0, 32);
+    memcpy(e, i ? "..         " : ".          ", 11);
+    e[DIR_ATTR] = ATTR_DIRECTORY;
+    st_le16(e + DIR_FST_CLUS_LO, (uint16_t)clus);
+    if (k->fs == 32)
+        st_le16(e + DIR_FST_CLUS_HI, (uint16_t)(clus >> 16));
+    if ((err = chk_dsec_put(k)))
+        return err;
+    chk_repaired(k);
+    return 0;
+}
+
 static int check_dots(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent)
 {
     for (uint32_t i = 0; i < 2; i++) {
@@ -262,7 +326,8 @@ static int check_dots(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t 
         static const uint8_t names[2][11] = { ".          ", "..         " };
         uint32_t want = i ? (parent == k->root_clus ? 0 : parent) : self;
         if (memcmp(e, names[i], 11) || !(e[DIR_ATTR] & ATTR_DIRECTORY)) {
-            chk_report(k, SF_CHK_ENTRY, 1, 1, "'%s' entry missing", i ? ".." : ".");
+            if ((err = make_dot(k, d, i, want)))
+                return err;
             continue;
         }
         uint32_t c = ld_le16(e + DIR_FST_CLUS_LO);
@@ -454,6 +519,22 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                     memcpy(k->label, e, 11);
                     k->have_label = 1;
                 }
+            }
+            continue;
+        }
+        if (is_dot_name(e)) {
+            /* "." and ".." belong in slots 0 and 1 of a subdirectory only. */
+            if ((err = lfn_drop(k, &f, "followed by a dot entry")))
+                return err;
+            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "'%s' entry out of place (index %u): removed",
+                           e[1] == '.' ? ".." : ".", idx)) {
+                uint8_t *sec;
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off] = DIR_FREE;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
             }
             continue;
         }

@@ -11,8 +11,6 @@
 #     bad_bitmap_size      the bitmap is smaller than the cluster count: fsck.exfat cannot
 #                          read it either, and rebuilding a bitmap is not done
 #     fat12_first_cluster  FAT12 is checked only, never repaired
-#     dot_entries          a subdirectory without its "." and ".." entries (dosfstools moves
-#                          entries down to make room; streamfat does not)
 #     huge                 the image holds 100 MiB of a volume whose BPB claims 80 GiB
 #   independent checker not clean after our repair:
 #     bad_dentries2        vendor extension / allocation entries (0xE0, 0xE1) after the name
@@ -33,7 +31,7 @@ export SF_TIMEOUT=120
 img=$FASTWORK/img
 rep=$FASTWORK/rep
 
-not_repairable=" bad_bitmap_size fat12_first_cluster dot_entries huge "
+not_repairable=" bad_bitmap_size fat12_first_cluster huge "
 ref_quirk=" check-encryption_with_duplicate_dirent.xxd check-encryption_with_invalid_83.xxd "
 indep_differs=" bad_dentries2 $ref_quirk "
 
