@@ -111,8 +111,11 @@ static int remove_path(struct sf_vol *v, const char *path, int want_dir)
             return SF_EBUSY;
     if ((err = vol_begin_write(v)))
         return err;
+    /* The removed entry is durable before its clusters are freed: freed clusters may be
+     * allocated and written at once (cyclic logging does), and a cut that kept those new
+     * data but not the removal would show the old file over another file's clusters. */
     err = dir_remove(v, &r.d.loc);
-    if (!err && r.d.ch.first)
+    if (!err && r.d.ch.first && !(err = vol_flush(v)))
         err = chain_free(v, &r.d.ch, (uint32_t)(r.d.ch.size >> v->cluster_shift));
     int e = vol_end_write(v);
     return err ? err : e;
