@@ -15,7 +15,8 @@
  * Cyclic mode: when the volume is full (a request fails with SF_ENOSPC), delete the oldest
  * file: the lowest LOGnnnnn below the current number (default names), or this session's
  * oldest file (cfg.name: its name made again from the index and start_ts it had; the last
- * SF_LOG_NAME_HIST are remembered). Failing that, give up the prepared file's allocation. */
+ * SF_LOG_NAME_HIST are remembered). Failing that (and in every mode), give up the prepared
+ * file's allocation. */
 #include "log_impl.h"
 
 /* ---- names ---- */
@@ -175,10 +176,13 @@ static int delete_oldest(struct sf_log *lg)
     return 0;
 }
 
-/* Cyclic mode, volume full: make room (0) or say there is none (SF_ENOSPC). */
+/* Volume full: make room (0) or say there is none (SF_ENOSPC). Cyclic mode deletes the
+ * oldest file first; then, in any mode, the prepared file gives its allocation back: it
+ * takes whatever is free when it is prepared, so on a nearly full volume it can hold the
+ * space the current file needs (a flight recorder's second trigger file failed that way). */
 int sfl_make_room(struct sf_log *lg)
 {
-    int err = delete_oldest(lg);
+    int err = (lg->flags & SF_LOG_CYCLIC) ? delete_oldest(lg) : SF_ENOSPC;
     if (err != SF_ENOSPC)
         return err;
     if (lg->next_open)

@@ -57,9 +57,10 @@ int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t 
     int err;
     for (;;) {
         err = sf_stream_submit(s, buf, bytes, NULL);
-        /* Cyclic mode: the volume is full; delete this logger's oldest file and retry (the
-         * stream has not failed: ENOSPC leaves it as it was). */
-        if (err == SF_ENOSPC && (lg->flags & SF_LOG_CYCLIC) && sfl_make_room(lg) == 0)
+        /* The volume is full: make room (cyclic mode: delete this logger's oldest file; any
+         * mode: give back the prepared file's allocation, which may hold all the free space)
+         * and retry (the stream has not failed: ENOSPC leaves it as it was). */
+        if (err == SF_ENOSPC && sfl_make_room(lg) == 0)
             continue;
         break;
     }
