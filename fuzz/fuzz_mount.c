@@ -1,6 +1,7 @@
 /* libFuzzer target: an arbitrary image as a block device, then everything a reader does
  * with it (probe, mount, walk every directory, stat, open and read every file), and a
- * second mount that writes (mkdir, create and write a file, remove one, unmount).
+ * second mount that writes (mkdir, create and write a file, remove one, unmount), and a
+ * third that walks the result.
  *
  * Small inputs are what keeps libFuzzer fast, so the device is 2^32 sectors long and reads
  * zeros wherever the input says nothing. The input is either
@@ -267,6 +268,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mount(&v, &f, 0) == 0) {
         write_phase(&v, victim);
         sf_unmount(&v);
+        /* what the library wrote onto a hostile volume must read back without harm */
+        memset(&v, 0, sizeof v);
+        budget = MAX_ENTRIES;
+        if (mount(&v, &f, SF_VOL_RDONLY) == 0) {
+            path[0] = 0;
+            walk(&v, path, 0, 0, &budget);
+            sf_unmount(&v);
+        }
     }
     return 0;
 }
