@@ -78,8 +78,8 @@ struct sf_check_result {
     uint64_t recovered_bytes;
 };
 
-/* Work memory needed for the volume on bd (reads its boot sector): bytes, or a negative
- * error (SF_EIO, SF_ECORRUPT when it holds neither exFAT nor FAT). */
+/* Work memory needed for the volume on bd (reads its boot sector, using 8 KiB of stack):
+ * bytes, or a negative error (SF_EIO, SF_ECORRUPT when it holds neither exFAT nor FAT). */
 sf_ssize_t sf_check_work_size(struct sf_bdev *bd);
 
 /* Check (and with SF_CHECK_REPAIR repair) the volume on bd; r is filled in either way.

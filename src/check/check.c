@@ -400,11 +400,14 @@ static size_t layout(uint32_t ss, uint32_t align, uint32_t ccount)
 
 sf_ssize_t sf_check_work_size(struct sf_bdev *bd)
 {
-    uint8_t sec[4096];
+    /* One sector, aligned for the device (O_DIRECT wants up to 4096). */
+    uint8_t raw[8192];
     int fs;
     uint32_t ccount;
-    if (!bd || bd->sector_size > sizeof sec)
+    uint32_t align = bd && bd->mem_align ? bd->mem_align : 1;
+    if (!bd || bd->sector_size > 4096 || align > 4096 || (align & (align - 1)))
         return SF_EINVAL;
+    uint8_t *sec = (uint8_t *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
     int err = probe(bd, sec, &fs, &ccount);
     if (err)
         return err;
