@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Logger CPU cost in instructions (valgrind --tool=callgrind): deterministic, unlike timings on
+# a shared machine. Prints a markdown table on stdout.
+#
+#   1. framed: `streamfat log --source gen:can --max-records N` (one producer, 16-byte CAN
+#      frames, 32-byte records) on an exFAT image in tmpfs. Per record: the generator loop with
+#      everything it calls (what one producer thread costs), sf_log_append_can alone, the
+#      writer thread (sealing, CRC-32C, requests), CRC-32C alone.
+#   2. raw: `streamfat log --raw --source gen:raw --max-bytes M`, per MiB: the generator with
+#      the append, sf_log_write_raw alone, the memcpy inside it (the bytes' one copy into the
+#      ring: what an ideal producer costs; glibc copies large blocks with `rep movsb`, which
+#      callgrind counts as one instruction per byte), the writer thread.
+# Instructions in the kernel (the image's pwrite/io_uring on tmpfs) are not counted: user space
+# only. Callgrind runs the threads one at a time, so the writer's share per record depends a
+# little on how often it found work; the producer's does not.
+#
+# Environment: SF_BUILD (default build/; configured Release if new), BENCH_CAN_RECORDS (default
+# 1000000), BENCH_RAW_MIB (default 256).
+set -euo pipefail
+
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${SF_BUILD:-$SRC/build}
+[[ -f $BUILD/CMakeCache.txt ]] || cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j 2 --target streamfat >/dev/null
+SF=$BUILD/streamfat
+N=${BENCH_CAN_RECORDS:-1000000}
+MIB=${BENCH_RAW_MIB:-256}
+command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null || {
+    echo "log_cpu.sh: needs valgrind (callgrind) installed" >&2
+    exit 1
+}
+SHM=$(mktemp -d /dev/shm/sf-logcpu.XXXXXX)
+trap '[[ -n ${BENCH_KEEP:-} ]] || rm -rf "$SHM"' EXIT
+
+# incl OUT FUNCTION: inclusive instructions of FUNCTION in callgrind file OUT (0 if absent)
+incl() {
+    # from /: inside the source tree callgrind_annotate splits a function into entries by path
+    (cd / && callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null) |
+        awk -v f="$2" '$0 ~ (":" f " \\[") { gsub(",", "", $1); print $1; found = 1; exit }
+                       END { if (!found) print 0 }'
+}
+per() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+
+run() { # OUT ARGS...: one callgrind run of streamfat log on a fresh image
+    local out=$1
+    shift
+    rm -f "$SHM/g.img"
+    "$SF" mkfs -q -t exfat -s 2G "$SHM/g.img"
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$SF" log --json "$@" "$SHM/g.img" \
+        </dev/null >"$SHM/r.json" 2>"$SHM/vg.txt" || {
+        echo "log_cpu.sh: streamfat log $* failed:" >&2
+        tail -5 "$SHM/vg.txt" >&2
+        exit 1
+    }
+}
+
+run "$SHM/can.out" --source gen:can --max-records "$N"
+run "$SHM/raw.out" --raw --source gen:raw --max-bytes "${MIB}M"
+
+echo "| path (callgrind, user-space instructions) | per |"
+echo "|---|---:|"
+echo "| gen:can producer thread: generator + append, per record | $(per "$(incl "$SHM/can.out" gen_can_main)" "$N") |"
+echo "| \`sf_log_append_can\` (reserve, encode, commit), per record | $(per "$(incl "$SHM/can.out" sf_log_append_can)" "$N") |"
+echo "| writer thread (take, seal, CRC-32C, submit), per record | $(per "$(incl "$SHM/can.out" writer_main)" "$N") |"
+echo "| of which CRC-32C, per record | $(per "$(incl "$SHM/can.out" sf_crc32c)" "$N") |"
+echo "| gen:raw producer thread: generator + append, per MiB | $(per "$(incl "$SHM/raw.out" gen_raw_main)" "$MIB") |"
+echo "| \`sf_log_write_raw\`, per MiB | $(per "$(incl "$SHM/raw.out" sf_log_write_raw)" "$MIB") |"
+echo "| of which the memcpy into the ring, per MiB | $(per "$(incl "$SHM/raw.out" __memcpy_avx_unaligned_erms)" "$MIB") |"
+echo "| writer thread, raw, per MiB | $(per "$(incl "$SHM/raw.out" writer_main)" "$MIB") |"
