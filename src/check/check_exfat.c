@@ -371,9 +371,11 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
     }
     if (got && isdir && depth + 1 < CHK_DEPTH_MAX) {
         struct chk_dir sub = { first, contig, got, 0, 0, 0, 0 };
+        uint32_t my_cut = k->cut_after;          /* the sets inside use it too */
         int err = scan_dir(k, x, &sub, depth + 1);
         if (err)
             return err;
+        k->cut_after = my_cut;
     } else if (got && isdir) {
         chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
     }
