@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "json.h"
 #include "target.h"
+#include "fault_env.h"
 #include "streamfat/check.h"
 #include "fs/part.h"
 
@@ -119,6 +120,8 @@ static int open_volume(const char *path, int repair, uint32_t partition, struct 
         }
         *bd = &w->bd;
     }
+    if (repair)
+        *bd = fault_env_wrap(*bd);         /* STREAMFAT_FAULT: tests only */
     return 0;
 }
 

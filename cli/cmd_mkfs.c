@@ -5,6 +5,7 @@
 #endif
 #include "cli.h"
 #include "target.h"
+#include "fault_env.h"
 #include "units.h"
 
 #include <errno.h>
@@ -165,9 +166,10 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
     buf = target_alloc(&f.bd, o.buf_size);
     o.buf = buf;
 
-    err = sf_mkfs(&f.bd, &o, &why);
+    struct sf_bdev *bd = fault_env_wrap(&f.bd);   /* STREAMFAT_FAULT: tests only */
+    err = sf_mkfs(bd, &o, &why);
     if (!err)
-        err = sf_bdev_flush(&f.bd);
+        err = sf_bdev_flush(bd);
     if (err) {
         if (why && *why)
             cli_err("%s: cannot format: %s (%s)", a->target, why, sf_strerror(err));

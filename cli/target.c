@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "target.h"
+#include "fault_env.h"
 #include "cli.h"
 #include "sim_target.h"
 
@@ -272,7 +273,7 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
         goto fail;
     }
     memset(&cfg, 0, sizeof cfg);
-    cfg.bd = target_bd(t);
+    cfg.bd = fault_env_wrap(target_bd(t));   /* STREAMFAT_FAULT: tests only */
     cfg.buf = t->cache;
     cfg.buf_size = cache_bytes;
     cfg.upcase_buf = t->upcase;
