@@ -168,7 +168,7 @@ if [[ ${SF_LONG:-0} == 1 ]]; then
     need_tool /usr/bin/time
     log "SF_LONG: a 4.2 GiB log, max RSS against a small one"
     BIG=$(mktemp -p "${TMPDIR:-/tmp}" sf-export-big.XXXXXX)
-    on_exit "rm -f '$BIG'"
+    on_exit "rm -f '$BIG' '$BIG.blocks'"
     SF_TIMEOUT=1000 run_helper mklog "$BIG" 65536 120000000   # 64 KiB blocks of 32-byte frames
     [ "$(stat -c %s "$BIG")" -ge $((4 * 1024 * 1024 * 1024)) ] || fail "big log under 4 GiB"
     for f in candump blf; do
@@ -177,6 +177,6 @@ if [[ ${SF_LONG:-0} == 1 ]]; then
         log "$f: max RSS $small KiB (2,000 frames), $big KiB (120 M frames)"
         ((big < small + 16384)) || fail "export -f $f grows with the log: $small -> $big KiB"
     done
-    rm -f "$BIG"
+    rm -f "$BIG" "$BIG.blocks"
 fi
 log "ok"
