@@ -214,7 +214,8 @@ int cmd_fsck(int argc, char **argv)
         else
             printf("%s: %s: %u problems, %u repaired, %u not repairable%s\n", path, fs,
                    r.problems, r.repaired, r.unrepairable,
-                   (flags & SF_CHECK_REPAIR) ? "" : " (run with --repair to fix)");
+                   (flags & SF_CHECK_REPAIR) || r.problems == r.unrepairable
+                       ? "" : " (run with --repair to fix)");
         if (r.recovered_blocks)
             printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s\n", path,
                    r.recovered_blocks, r.recovered_bytes,

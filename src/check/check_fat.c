@@ -896,6 +896,16 @@ int chk_fat(struct chk *k, uint8_t *boot_sec)
     int saved_repair = k->repair;
     if (k->fs == 12)
         k->repair = 0;                  /* FAT12: checked only */
+    if (k->fs == 32 && ld_le16(boot + BPB_ROOT_ENT_CNT)) {
+        chk_report(k, SF_CHK_BOOT, 0, 1, "FAT32 BPB with a FAT16 root directory area "
+                   "(BPB_RootEntCnt %u)", ld_le16(boot + BPB_ROOT_ENT_CNT));
+        return 0;
+    }
+    if (k->fs != 32 && (ld_le16(boot + BPB_ROOT_ENT_CNT) * 32u) % k->ss) {
+        chk_report(k, SF_CHK_BOOT, 0, 1, "root directory area of %u entries is not whole "
+                   "sectors", ld_le16(boot + BPB_ROOT_ENT_CNT));
+        return 0;
+    }
     if (tot > k->bd->sector_count) {
         chk_report(k, SF_CHK_BOOT, 0, 1, "the volume (%u sectors) is larger than the device", tot);
         return 0;
