@@ -67,7 +67,6 @@ static inline uint64_t log_now(const struct sf_log *lg)
 }
 
 /* ring.c */
-int sfl_ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk);
 void sfl_ring_commit(struct sf_log *lg, uint32_t blk, uint32_t size);
 void sfl_ring_count_drop(struct sf_log *lg, uint64_t ts);
 int sfl_ring_close_current(struct sf_log *lg, uint32_t *next);

@@ -2,6 +2,7 @@
  * their CRC-32C, and the header block's fixed part. Nothing here trusts the medium: checks
  * return SF_ECORRUPT and never read outside the block they were given. */
 #include "streamfat/rec.h"
+#include "rec_layout.h"
 #include "util/le.h"
 
 #include <string.h>
@@ -18,17 +19,7 @@
 #define BH_BLOCK_SIZE 40    /* u32 B */
 #define BH_CRC        44    /* u32 CRC-32C of bytes 0..43 and the used payload */
 
-/* Record header fields */
-#define RH_TYPE    0        /* u8 */
-#define RH_CHANNEL 1        /* u8 */
-#define RH_LENGTH  2        /* u16 body bytes */
-#define RH_FLAGS   4        /* u32 */
-#define RH_TS      8        /* u64 ns since 1970 */
-
-/* CAN body fields */
-#define CB_ID  0            /* u32 identifier or error class */
-#define CB_LEN 4            /* u8 data bytes */
-                            /* 5..7 zero */
+/* Record header (RH_*) and CAN body (CB_*) fields: rec_layout.h */
 
 /* File header (payload of block 0) fields */
 #define FH_START_TS   0     /* u64 */
@@ -95,30 +86,9 @@ int sf_rec_can_valid(uint32_t id, uint32_t flags, uint8_t len)
 uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
                         uint32_t flags, const uint8_t *data, uint8_t len)
 {
-    uint32_t padded;
-
     if (!sf_rec_can_valid(id, flags, len))
         return 0;
-    padded = (SF_CAN_BODY + len + 7u) & ~7u;
-    dst[RH_TYPE] = SF_REC_CAN;
-    dst[RH_CHANNEL] = channel;
-    st_le16(dst + RH_LENGTH, (uint16_t)(SF_CAN_BODY + len));
-    st_le32(dst + RH_FLAGS, flags);
-    st_le64(dst + RH_TS, ts);
-    st_le32(dst + SF_REC_HDR + CB_ID, id);
-    dst[SF_REC_HDR + CB_LEN] = len;
-    dst[SF_REC_HDR + CB_LEN + 1] = 0;
-    dst[SF_REC_HDR + CB_LEN + 2] = 0;
-    dst[SF_REC_HDR + CB_LEN + 3] = 0;
-    /* A remote frame has a length but no data: its data[len] is stored (the format keeps
-     * the body layout the same for every frame) and is zeros when data is NULL. */
-    if (len && data)
-        memcpy(dst + SF_REC_HDR + SF_CAN_BODY, data, len);
-    else if (len)
-        memset(dst + SF_REC_HDR + SF_CAN_BODY, 0, len);
-    if (padded > SF_CAN_BODY + len)
-        memset(dst + SF_REC_HDR + SF_CAN_BODY + len, 0, padded - SF_CAN_BODY - len);
-    return SF_REC_HDR + padded;
+    return rec_put_can_valid(dst, channel, ts, id, flags, data, len);
 }
 
 /* A body longer than the frame needs is accepted (room for fields a later writer may append

@@ -38,10 +38,12 @@
  * CAS loops retry only when another producer succeeded meanwhile (lock-free, not
  * wait-free); every path is O(1) otherwise. */
 #include "log_impl.h"
+#include "rec_layout.h"
 
 /* ---- producers ---- */
 
-int sfl_ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk)
+/* static inline: the producers' paths below inline it (it was a call per record) */
+static inline int ring_reserve(struct sf_log *lg, uint32_t size, uint8_t **rec, uint32_t *blk)
 {
     uint32_t mask = (1u << lg->bshift) - 1;
     uint32_t t = atomic_load_explicit(&lg->tail, memory_order_relaxed);
@@ -129,7 +131,7 @@ int sf_log_reserve(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fl
     uint8_t *p;
     if (lg->flags & SF_LOG_RAW || size > lg->payload)
         return SF_EINVAL;
-    if (sfl_ring_reserve(lg, size, &p, &blk)) {
+    if (ring_reserve(lg, size, &p, &blk)) {
         sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
@@ -159,7 +161,7 @@ int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fla
     uint8_t *p;
     if (lg->flags & SF_LOG_RAW || size > lg->payload || (len && !body))
         return SF_EINVAL;
-    if (sfl_ring_reserve(lg, size, &p, &blk)) {
+    if (ring_reserve(lg, size, &p, &blk)) {
         sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
@@ -176,14 +178,14 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
     uint64_t t0 = lg->flags & SF_LOG_MEASURE ? log_now(lg) : 0;
     uint32_t size = sf_rec_size(SF_CAN_BODY + len), blk;
     uint8_t *p;
-    if (lg->flags & SF_LOG_RAW || !sf_rec_can_valid(id, flags, len) ||
+    if (lg->flags & SF_LOG_RAW || !rec_can_valid_fast(id, flags, len) ||
         (len && !data && !(flags & SF_CAN_RTR)))
         return SF_EINVAL;           /* refused before reserving: nothing vanishes unseen */
-    if (sfl_ring_reserve(lg, size, &p, &blk)) {
+    if (ring_reserve(lg, size, &p, &blk)) {
         sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
     }
-    sf_rec_put_can(p, channel, ts, id, flags, data, len);   /* checked above: cannot refuse */
+    rec_put_can_valid(p, channel, ts, id, flags, data, len);      /* validated above */
     sfl_ring_commit(lg, blk, size);
     if (lg->flags & SF_LOG_MEASURE)
         measure_end(lg, t0);
@@ -197,7 +199,7 @@ int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, 
     uint8_t *p;
     if (size > lg->payload)
         return SF_EINVAL;
-    if (sfl_ring_reserve(lg, size, &p, &blk))
+    if (ring_reserve(lg, size, &p, &blk))
         return SF_EDROPPED;
     sf_rec_put(p, type, 0, 0, ts, body, len);
     sfl_ring_commit(lg, blk, size);
