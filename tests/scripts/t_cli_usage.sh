@@ -8,7 +8,7 @@ set -euo pipefail
 need_sf
 cd "$WORK"
 
-cmds=(mkfs info ls cat get put rm mkdir demo)
+cmds=(mkfs info ls cat get put rm mkdir demo log export fsck bench plan)
 
 # ---- help ----
 sf_ok --help >"$WORK/help.out"
@@ -39,7 +39,7 @@ usage_err() {
     head -n1 "$WORK/err" | grep -q "^streamfat $c: ." || fail "streamfat $c $*: first line: $(head -n1 "$WORK/err")"
     [[ $(tail -n1 "$WORK/err") == "Try 'streamfat $c --help'." ]] || fail "streamfat $c $*: no 'Try' line"
 }
-for c in mkfs info ls cat get put rm mkdir; do
+for c in mkfs info ls cat get put rm mkdir log export fsck bench plan; do
     usage_err "$c"                       # nothing at all
     usage_err "$c" --no-such-option x.img
     usage_err "$c" -Z x.img
