@@ -10,6 +10,7 @@
  * flash-limited microcontrollers. With -msse4.2 on x86-64 the crc32 instruction does the
  * work instead (about 4 GB/s); it computes the same function. */
 #include "streamfat/rec.h"
+#include "util/crc32c.h"
 #include "util/le.h"
 
 #include <string.h>
@@ -19,6 +20,13 @@
 #else
 #define CRC32C_HW 0
 #endif
+
+/* x86-64 without -msse4.2 (the default host build): CRC32C_DISPATCH (util/crc32c.h); both
+ * paths are compiled and the crc32 instruction is used when the CPU has it. Callgrind, the
+ * logger writing 32-byte CAN records: 110 instructions per record in the tables against 16
+ * with the instruction, which took the writer thread from 131 to 31 per record
+ * (bench/log_cpu.sh). __builtin_cpu_supports reads libgcc's CPU model, filled in by its
+ * constructor; where none ran it reads "no" and the tables do the work. */
 
 #if !CRC32C_HW
 /* crc_tab[0][b]: CRC register after byte b; crc_tab[k][b]: byte b followed by k zero bytes
@@ -754,7 +762,11 @@ static const uint32_t crc_tab[16][256] = {
 
 #define T(k, v) crc_tab[k][(v) & 0xFFu]
 
+#if CRC32C_DISPATCH
+uint32_t sfu_crc32c_tables(uint32_t crc, const void *p, size_t n)
+#else
 uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
+#endif
 {
     const uint8_t *b = p;
 
@@ -780,9 +792,14 @@ uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
     return ~crc;
 }
 
-#else
+#endif
 
+#if CRC32C_HW || CRC32C_DISPATCH
+#if CRC32C_DISPATCH
+__attribute__((target("sse4.2"))) static uint32_t crc_insn(uint32_t crc, const void *p, size_t n)
+#else
 uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
+#endif
 {
     const uint8_t *b = p;
     uint64_t c = ~crc;
@@ -803,4 +820,13 @@ uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
     return ~(uint32_t)c;
 }
 
+#endif
+
+#if CRC32C_DISPATCH
+uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
+{
+    if (__builtin_cpu_supports("sse4.2"))
+        return crc_insn(crc, p, n);
+    return sfu_crc32c_tables(crc, p, n);
+}
 #endif
