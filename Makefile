@@ -6,6 +6,8 @@
 #                   there (unit tests, script tests, ARM core build); CTEST_ARGS=... passes
 #                   options to ctest, e.g. CTEST_ARGS='-R unit_' or CTEST_ARGS='-L script'
 #   make check-long  the same with SF_LONG=1: the heavy cases as well
+#   make soak       build/, then SOAK_SECONDS (default 3600) of cyclic logging with rotation on
+#                   a RAM volume: memory, descriptors and time per file must not grow
 #   make arm        build-arm/libstreamfat-core.a for Cortex-M4 and its size
 #   make size       code size and stack per feature set on Cortex-M4, linked as a firmware
 #                   would (scripts/size.sh; build-arm/size/; docs/BENCHMARKS.md "Code size")
@@ -30,7 +32,7 @@ CTEST_ARGS ?=
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
-.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean
+.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak
 
 all: build
 
@@ -58,6 +60,10 @@ check: deps
 check-long: deps
 	$(MAKE) asan
 	SF_LONG=1 $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure $(CTEST_ARGS)
+
+SOAK_SECONDS ?= 3600
+soak: build
+	$(BUILD)/tests/soak $(SOAK_SECONDS)
 
 $(ARM_BUILD)/CMakeCache.txt:
 	$(CMAKE) -S . -B $(ARM_BUILD) -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/arm-none-eabi.cmake
