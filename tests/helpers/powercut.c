@@ -13,6 +13,9 @@
  *                             (DIR/cut_N.img) for the independent checkers
  *     --verify IMAGE          only verify an image (after an external repair): mount, walk,
  *                             decode, and the next logging session
+ *     --cut N                 only the cut after write N (to debug one state)
+ *   Environment: PC_TRACE=1 prints every write reaching the medium and the tracking after
+ *   each service call; PC_DEBUG=1 lists the files of a failing state and the reference map.
  *
  * Workload (deterministic: a fake clock advances 1 ms per step; the volume is pre-filled so
  * that only 96 KiB are left and cyclic deletion happens):
@@ -321,8 +324,6 @@ static void ref_note(struct sf_vol *v, uint32_t below)
     }
 }
 
-/* Run the whole workload; stops at the first error (after a cut everything fails). 0 when
- * it ran to the end. */
 /* A workload error, with where it happened when PC_TRACE is set. */
 static int wl_err(int err, int line)
 {
@@ -330,6 +331,9 @@ static int wl_err(int err, int line)
         fprintf(stderr, "workload: line %d: %s\n", line, sf_strerror(err));
     return err;
 }
+
+/* Run the whole workload; stops at the first error (after a cut everything fails). 0 when
+ * it ran to the end. */
 
 static int workload(void)
 {
