@@ -554,6 +554,7 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 memcpy(name, f.name, nl * 2);
             }
         }
+        int have_lfn = nl != 0;
         if (!nl)
             nl = fat_sfn_decode(e, e[DIR_NTRES], name);
         uint32_t saved = chk_path_push(k, name, nl);
@@ -584,6 +585,21 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 if ((err = chk_dsec_put(k)))
                     return err;
             }
+            chk_repaired(k);
+        }
+        /* NT byte bit 0x20 (Linux's and dosfstools' "no 8.3 name"): the short name is a
+         * placeholder that only a long name makes usable. Without one the entry has no
+         * usable name; clearing the bit makes the 8.3 name (checked above) the name. */
+        if (!have_lfn && (e[DIR_NTRES] & 0x20) &&
+            chk_report(k, SF_CHK_NAME, 1, 0, "8.3 name marked unusable (NT byte 0x20) and no "
+                       "long name: mark cleared")) {
+            uint8_t *sec;
+            if ((err = chk_dsec(k, lba, &sec)))
+                return err;
+            sec[off + DIR_NTRES] = (uint8_t)(sec[off + DIR_NTRES] & ~0x20u);
+            e[DIR_NTRES] = sec[off + DIR_NTRES];
+            if ((err = chk_dsec_put(k)))
+                return err;
             chk_repaired(k);
         }
         f.lfn_n = 0;
