@@ -183,7 +183,27 @@ time.sleep(60)' "$dev" >"$WORK/held" 2>&1 &
         umount "$WORK/mnt"
         [[ $(sha256sum <"$dev") == "$dsum" ]] || fail "a refused command changed mounted $dev"
     else
-        log "kernel cannot mount vfat here: mounted-device case covered by the O_EXCL holder only"
+        log "kernel cannot mount vfat here: the mounted case runs on exFAT through exfat-fuse below"
+    fi
+    # An exFAT volume mounted through exfat-fuse (a FUSE block mount holds the device too).
+    if fuse_bin >/dev/null; then
+        ximg=$WORK/xdev.img
+        sf_ok mkfs -q -t exfat -s 64M "$ximg"
+        sf_ok put "$ximg" "$WORK/hello.txt"
+        fuse_mount "$ximg" "$WORK/xmnt"
+        xdev=${_SF_MOUNT_LOOP[$WORK/xmnt]}
+        [[ -f $WORK/xmnt/hello.txt ]] || fail "exfat-fuse does not show hello.txt"
+        xsum=$(sha256sum <"$xdev")
+        expect 1 "busy" put "$xdev" "$WORK/hello.txt" new.txt
+        expect 1 "busy" rm "$xdev" hello.txt
+        expect 1 "busy" mkfs -q -t exfat "$xdev"
+        expect 1 "busy" log --source gen:can --max-records 10 "$xdev"
+        expect 2 "busy" fsck --repair "$xdev"
+        [[ $(sha256sum <"$xdev") == "$xsum" ]] || fail "a refused command changed mounted $xdev"
+        fuse_umount "$WORK/xmnt"
+        log "exFAT mounted through exfat-fuse on $xdev: every writing command refused, device unchanged"
+    else
+        log "exfat-fuse not installed: mounted-device case not run"
     fi
 else
     log "no loop devices (not root?): block device cases not run"
