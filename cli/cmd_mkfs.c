@@ -298,7 +298,7 @@ int cmd_mkfs(int argc, char **argv)
             else if (strcmp(optarg, "2") == 0)
                 fats = 2;
             else
-                return cli_usage("number of FATs must be 1 or 2, not '%s'", optarg);
+                return cli_usage("--fats: the number of FATs must be 1 or 2, not '%s'", optarg);
             break;
         case 'q':
             a.quiet = 1;
