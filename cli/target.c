@@ -15,9 +15,14 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+/* I/O buffers start on a page even where O_DIRECT would take less (statx dio_mem_align):
+ * a 1 MiB write from a buffer that is not page-aligned spans 257 pages and the kernel splits
+ * it; on this project's VM disk such writes took 4x longer each (device p50 67 ms against
+ * 17 ms) and `log --raw` ran at 72 MB/s against 122-229 MB/s page-aligned. */
 void *target_alloc(const struct sf_bdev *bd, size_t n)
 {
-    size_t align = bd->mem_align > 64 ? bd->mem_align : 64;
+    size_t page = 4096;
+    size_t align = bd->mem_align > page ? bd->mem_align : page;
     void *p;
 
     n = (n + align - 1) / align * align;
