@@ -28,41 +28,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- little-endian access ---- */
-static inline void blf_put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
+#include "util/le.h"
 
-static inline void blf_put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static inline void blf_put64(uint8_t *p, uint64_t v)
-{
-    blf_put32(p, (uint32_t)v);
-    blf_put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static inline uint16_t blf_get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t blf_get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t blf_get64(const uint8_t *p)
-{
-    return (uint64_t)blf_get32(p) | (uint64_t)blf_get32(p + 4) << 32;
-}
+/* Fields are little-endian: read and written with ld_le* / st_le* of src/util/le.h. */
 
 /* ---- file header ---- */
 #define BLF_FILE_SIG             "LOGG"  /* 4 bytes */

@@ -50,14 +50,14 @@ static int put_systemtime(uint8_t *p, uint64_t ns)
 
     if (!localtime_r(&s, &tm))
         return -1;
-    blf_put16(p + BLF_ST_YEAR, (uint16_t)(tm.tm_year + 1900));
-    blf_put16(p + BLF_ST_MONTH, (uint16_t)(tm.tm_mon + 1));
-    blf_put16(p + BLF_ST_DAY_OF_WEEK, (uint16_t)tm.tm_wday);
-    blf_put16(p + BLF_ST_DAY, (uint16_t)tm.tm_mday);
-    blf_put16(p + BLF_ST_HOUR, (uint16_t)tm.tm_hour);
-    blf_put16(p + BLF_ST_MINUTE, (uint16_t)tm.tm_min);
-    blf_put16(p + BLF_ST_SECOND, (uint16_t)tm.tm_sec);
-    blf_put16(p + BLF_ST_MILLISECONDS, (uint16_t)(ns % 1000000000u / 1000000u));
+    st_le16(p + BLF_ST_YEAR, (uint16_t)(tm.tm_year + 1900));
+    st_le16(p + BLF_ST_MONTH, (uint16_t)(tm.tm_mon + 1));
+    st_le16(p + BLF_ST_DAY_OF_WEEK, (uint16_t)tm.tm_wday);
+    st_le16(p + BLF_ST_DAY, (uint16_t)tm.tm_mday);
+    st_le16(p + BLF_ST_HOUR, (uint16_t)tm.tm_hour);
+    st_le16(p + BLF_ST_MINUTE, (uint16_t)tm.tm_min);
+    st_le16(p + BLF_ST_SECOND, (uint16_t)tm.tm_sec);
+    st_le16(p + BLF_ST_MILLISECONDS, (uint16_t)(ns % 1000000000u / 1000000u));
     return 0;
 }
 
@@ -65,13 +65,13 @@ static int file_header(const struct blf *b, uint8_t *h)
 {
     memset(h, 0, BLF_FILE_HDR_SIZE);
     memcpy(h + BLF_FH_SIGNATURE, BLF_FILE_SIG, 4);
-    blf_put32(h + BLF_FH_HEADER_SIZE, BLF_FILE_HDR_SIZE);
+    st_le32(h + BLF_FH_HEADER_SIZE, BLF_FILE_HDR_SIZE);
     h[BLF_FH_APP_ID] = 0;                  /* unknown application */
     h[BLF_FH_BL_MAJOR] = 4;
     h[BLF_FH_BL_MINOR] = 1;
-    blf_put64(h + BLF_FH_FILE_SIZE, b->file_size);
-    blf_put64(h + BLF_FH_UNCOMPRESSED_SIZE, b->uncompressed_size);
-    blf_put32(h + BLF_FH_OBJECT_COUNT, b->objects);
+    st_le64(h + BLF_FH_FILE_SIZE, b->file_size);
+    st_le64(h + BLF_FH_UNCOMPRESSED_SIZE, b->uncompressed_size);
+    st_le32(h + BLF_FH_OBJECT_COUNT, b->objects);
     if (put_systemtime(h + BLF_FH_START_TIME, b->start))
         return -1;
     return put_systemtime(h + BLF_FH_STOP_TIME, b->last - b->last % 1000000u);
@@ -88,8 +88,8 @@ static void set_start(struct blf *b)
     while (off < b->fill) {
         uint8_t *o = b->data + off;
         uint8_t *t = o + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP;
-        uint32_t size = blf_get32(o + BLF_OB_OBJECT_SIZE);
-        blf_put64(t, blf_get64(t) - b->start);
+        uint32_t size = ld_le32(o + BLF_OB_OBJECT_SIZE);
+        st_le64(t, ld_le64(t) - b->start);
         off += size + blf_obj_padding(size);
     }
 }
@@ -136,13 +136,13 @@ static int flush_container(struct export_ctx *x, struct blf *b)
     size = (uint32_t)(sizeof h + len);
     memset(h, 0, sizeof h);
     memcpy(h + BLF_OB_SIGNATURE, BLF_OBJ_SIG, 4);
-    blf_put16(h + BLF_OB_HEADER_SIZE, BLF_OBJ_BASE_SIZE);
-    blf_put16(h + BLF_OB_HEADER_VER, 1);
-    blf_put32(h + BLF_OB_OBJECT_SIZE, size);
-    blf_put32(h + BLF_OB_OBJECT_TYPE, BLF_OBJ_LOG_CONTAINER);
-    blf_put16(h + BLF_OBJ_BASE_SIZE + BLF_LC_COMPRESSION,
+    st_le16(h + BLF_OB_HEADER_SIZE, BLF_OBJ_BASE_SIZE);
+    st_le16(h + BLF_OB_HEADER_VER, 1);
+    st_le32(h + BLF_OB_OBJECT_SIZE, size);
+    st_le32(h + BLF_OB_OBJECT_TYPE, BLF_OBJ_LOG_CONTAINER);
+    st_le16(h + BLF_OBJ_BASE_SIZE + BLF_LC_COMPRESSION,
               x->blf_level > 0 ? BLF_COMPRESS_ZLIB : BLF_COMPRESS_NONE);
-    blf_put32(h + BLF_OBJ_BASE_SIZE + BLF_LC_UNCOMPRESSED_SIZE, b->fill);
+    st_le32(h + BLF_OBJ_BASE_SIZE + BLF_LC_UNCOMPRESSED_SIZE, b->fill);
     if (export_write(x, h, sizeof h) || export_write(x, payload, len) ||
         export_write(x, zeros, blf_obj_padding(size)))
         return -1;
@@ -211,33 +211,33 @@ static int blf_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
     o = b->data + b->fill;
     memset(o, 0, size + blf_obj_padding(size));
     memcpy(o + BLF_OB_SIGNATURE, BLF_OBJ_SIG, 4);
-    blf_put16(o + BLF_OB_HEADER_SIZE, OBJ_HDR);
-    blf_put16(o + BLF_OB_HEADER_VER, 1);
-    blf_put32(o + BLF_OB_OBJECT_SIZE, size);
-    blf_put32(o + BLF_OB_OBJECT_TYPE, type);
-    blf_put32(o + BLF_OBJ_BASE_SIZE + BLF_OH1_FLAGS, BLF_TIME_ONE_NANS);
+    st_le16(o + BLF_OB_HEADER_SIZE, OBJ_HDR);
+    st_le16(o + BLF_OB_HEADER_VER, 1);
+    st_le32(o + BLF_OB_OBJECT_SIZE, size);
+    st_le32(o + BLF_OB_OBJECT_TYPE, type);
+    st_le32(o + BLF_OBJ_BASE_SIZE + BLF_OH1_FLAGS, BLF_TIME_ONE_NANS);
     /* Absolute until the first container fixes the start (set_start). */
-    blf_put64(o + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP, b->header_out ? ts - b->start : ts);
+    st_le64(o + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP, b->header_out ? ts - b->start : ts);
     body = o + OBJ_HDR;
     if (type == BLF_OBJ_CAN_FD_MESSAGE) {
-        blf_put16(body + BLF_CFD_CHANNEL, ch);
+        st_le16(body + BLF_CFD_CHANNEL, ch);
         body[BLF_CFD_DLC] = blf_len_to_dlc(c->len);
-        blf_put32(body + BLF_CFD_ID, id);
+        st_le32(body + BLF_CFD_ID, id);
         body[BLF_CFD_FD_FLAGS] = (uint8_t)(BLF_FD_EDL | ((c->flags & SF_CAN_BRS) ? BLF_FD_BRS : 0) |
                                            ((c->flags & SF_CAN_ESI) ? BLF_FD_ESI : 0));
         body[BLF_CFD_VALID_BYTES] = c->len;
         memcpy(body + BLF_CFD_DATA, c->data, c->len);
     } else if (type == BLF_OBJ_CAN_ERROR_EXT) {
         /* The id field holds the error class, as candump's error frames do. */
-        blf_put16(body + BLF_CEE_CHANNEL, ch);
+        st_le16(body + BLF_CEE_CHANNEL, ch);
         body[BLF_CEE_DLC] = c->len;
-        blf_put32(body + BLF_CEE_ID, id);
+        st_le32(body + BLF_CEE_ID, id);
         memcpy(body + BLF_CEE_DATA, c->data, c->len > 8 ? 8 : c->len);
     } else {
-        blf_put16(body + BLF_CM_CHANNEL, ch);
+        st_le16(body + BLF_CM_CHANNEL, ch);
         body[BLF_CM_FLAGS] = (c->flags & SF_CAN_RTR) ? BLF_CAN_RTR : 0;
         body[BLF_CM_DLC] = c->len;
-        blf_put32(body + BLF_CM_ID, id);
+        st_le32(body + BLF_CM_ID, id);
         if (!(c->flags & SF_CAN_RTR))
             memcpy(body + BLF_CM_DATA, c->data, c->len);
     }

@@ -51,16 +51,16 @@ int blf_parse_file_header(const uint8_t *p, size_t n, uint32_t *header_size,
         *why = n < BLF_FH_MIN ? "file header truncated" : "no LOGG signature";
         return -1;
     }
-    *header_size = blf_get32(p + BLF_FH_HEADER_SIZE);
+    *header_size = ld_le32(p + BLF_FH_HEADER_SIZE);
     if (*header_size < BLF_FH_MIN || *header_size > (1u << 24)) {
         *why = "file header size out of range";
         return -1;
     }
     st = p + BLF_FH_START_TIME;
-    if (imp_local_time(blf_get16(st + BLF_ST_YEAR), blf_get16(st + BLF_ST_MONTH),
-                       blf_get16(st + BLF_ST_DAY), blf_get16(st + BLF_ST_HOUR),
-                       blf_get16(st + BLF_ST_MINUTE), blf_get16(st + BLF_ST_SECOND),
-                       (uint32_t)blf_get16(st + BLF_ST_MILLISECONDS) * 1000000u, &t))
+    if (imp_local_time(ld_le16(st + BLF_ST_YEAR), ld_le16(st + BLF_ST_MONTH),
+                       ld_le16(st + BLF_ST_DAY), ld_le16(st + BLF_ST_HOUR),
+                       ld_le16(st + BLF_ST_MINUTE), ld_le16(st + BLF_ST_SECOND),
+                       (uint32_t)ld_le16(st + BLF_ST_MILLISECONDS) * 1000000u, &t))
         t = 0;                  /* zeros (python-can before 1990) or not a date: offsets only */
     *start_ns = t;
     return 0;
@@ -111,10 +111,10 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
         *why = "no LOBJ signature";
         return BLF_OBJ_BAD;
     }
-    hsize = blf_get16(p + BLF_OB_HEADER_SIZE);
-    hver = blf_get16(p + BLF_OB_HEADER_VER);
-    osize = blf_get32(p + BLF_OB_OBJECT_SIZE);
-    type = blf_get32(p + BLF_OB_OBJECT_TYPE);
+    hsize = ld_le16(p + BLF_OB_HEADER_SIZE);
+    hver = ld_le16(p + BLF_OB_HEADER_VER);
+    osize = ld_le32(p + BLF_OB_OBJECT_SIZE);
+    type = ld_le32(p + BLF_OB_OBJECT_TYPE);
     if (osize < BLF_OBJ_BASE_SIZE) {
         *why = "object size smaller than its header";
         return BLF_OBJ_BAD;
@@ -134,8 +134,8 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
         return BLF_OBJ_BAD;
     }
     /* v1 and v2 have flags and the timestamp at the same offsets */
-    tflags = blf_get32(p + BLF_OBJ_BASE_SIZE + BLF_OH1_FLAGS);
-    ts = blf_get64(p + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP);
+    tflags = ld_le32(p + BLF_OBJ_BASE_SIZE + BLF_OH1_FLAGS);
+    ts = ld_le64(p + BLF_OBJ_BASE_SIZE + BLF_OH1_TIMESTAMP);
     if (tflags == BLF_TIME_TEN_MICS) {   /* python-can: 10 µs only for exactly this flag */
         if (ts > UINT64_MAX / 10000u) {
             *why = "timestamp out of range";
@@ -157,8 +157,8 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
     case BLF_OBJ_CAN_MESSAGE2:
         if (blen < BLF_CAN_MSG_SIZE)
             goto short_body;
-        fr->channel = blf_get16(b + BLF_CM_CHANNEL);
-        if (take_id(blf_get32(b + BLF_CM_ID), f, why))
+        fr->channel = ld_le16(b + BLF_CM_CHANNEL);
+        if (take_id(ld_le32(b + BLF_CM_ID), f, why))
             return BLF_OBJ_BAD;
         f->len = b[BLF_CM_DLC] > 8 ? 8 : b[BLF_CM_DLC];   /* DLC 9..15: 8 bytes (CAN 2.0) */
         if (b[BLF_CM_FLAGS] & BLF_CAN_RTR)
@@ -170,7 +170,7 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
     case BLF_OBJ_CAN_ERROR_EXT:
         if (blen < BLF_CAN_ERR_EXT_SIZE)
             goto short_body;
-        fr->channel = blf_get16(b + BLF_CEE_CHANNEL);
+        fr->channel = ld_le16(b + BLF_CEE_CHANNEL);
         f->flags = SF_CAN_ERR;
         f->id = IMP_ERR_CLASS;
         f->len = 8;
@@ -179,8 +179,8 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
     case BLF_OBJ_CAN_FD_MESSAGE:
         if (blen < BLF_CAN_FD_MSG_SIZE)
             goto short_body;
-        fr->channel = blf_get16(b + BLF_CFD_CHANNEL);
-        if (take_id(blf_get32(b + BLF_CFD_ID), f, why))
+        fr->channel = ld_le16(b + BLF_CFD_CHANNEL);
+        if (take_id(ld_le32(b + BLF_CFD_ID), f, why))
             return BLF_OBJ_BAD;
         if (b[BLF_CFD_FD_FLAGS] & BLF_FD_EDL) {
             f->flags |= SF_CAN_FD;
@@ -205,9 +205,9 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
         if (blen < BLF_CAN_FD64_HDR_SIZE)
             goto short_body;
         fr->channel = b[BLF_CF64_CHANNEL];
-        if (take_id(blf_get32(b + BLF_CF64_ID), f, why))
+        if (take_id(ld_le32(b + BLF_CF64_ID), f, why))
             return BLF_OBJ_BAD;
-        fl = blf_get32(b + BLF_CF64_FLAGS);
+        fl = ld_le32(b + BLF_CF64_FLAGS);
         valid = b[BLF_CF64_VALID_BYTES];
         if (valid > blen - BLF_CAN_FD64_HDR_SIZE) {
             *why = "CAN_FD_MESSAGE_64 data beyond the object";
@@ -357,8 +357,8 @@ static int next_container(struct blf_reader *r)
         }
         if (!blf_is_obj(p))
             return fail(r, "no object (LOBJ) at offset %" PRIu64, at);
-        osize = blf_get32(p + BLF_OB_OBJECT_SIZE);
-        type = blf_get32(p + BLF_OB_OBJECT_TYPE);
+        osize = ld_le32(p + BLF_OB_OBJECT_SIZE);
+        type = ld_le32(p + BLF_OB_OBJECT_TYPE);
         if (osize < BLF_OBJ_BASE_SIZE)
             return fail(r, "object at offset %" PRIu64 " smaller than its header", at);
         if (type != BLF_OBJ_LOG_CONTAINER) {
@@ -373,8 +373,8 @@ static int next_container(struct blf_reader *r)
         if (osize < BLF_OBJ_BASE_SIZE + BLF_CONTAINER_HDR_SIZE ||
             have < BLF_OBJ_BASE_SIZE + BLF_CONTAINER_HDR_SIZE)
             return fail(r, "log container at offset %" PRIu64 " truncated", at);
-        r->method = blf_get16(p + BLF_OBJ_BASE_SIZE + BLF_LC_COMPRESSION);
-        r->cont_usize = blf_get32(p + BLF_OBJ_BASE_SIZE + BLF_LC_UNCOMPRESSED_SIZE);
+        r->method = ld_le16(p + BLF_OBJ_BASE_SIZE + BLF_LC_COMPRESSION);
+        r->cont_usize = ld_le32(p + BLF_OBJ_BASE_SIZE + BLF_LC_UNCOMPRESSED_SIZE);
         r->cont_off = at;
         r->cont_left = osize - BLF_OBJ_BASE_SIZE - BLF_CONTAINER_HDR_SIZE;
         r->cont_pad = blf_obj_padding(osize);
