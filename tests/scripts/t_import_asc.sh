@@ -13,21 +13,9 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
 need_sf
-[[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import can' 2>/dev/null ||
-    skip "Debian's python3-can is not installed"
-PY=/usr/bin/python3
-FR=$SF_SRC/tests/scripts/import_frames.py
-IMG=$FASTWORK/imp.img
-export TZ=UTC
+. "$SF_SRC/tests/scripts/importlib.sh"
 
-import() {
-    local src=$1
-    shift
-    rm -f "$IMG"
-    sf_ok mkfs -q -t exfat -s 32M "$IMG"
-    log_json "$WORK/log.json" --source "file:$src" "$@" "$IMG" || fail "log of $src failed"
-    sf_ok export --format candump -o "$WORK/out.log" "$IMG" LOG00001.SFL
-}
+import() { import_file "$@"; }
 
 log "python-can ASC"
 $PY "$FR" gen-asc "$WORK/p.asc"
