@@ -17,9 +17,9 @@
  *   SF_READONLY      -DSF_READONLY=ON   src/stream/, and as above    opening for writing,
  *                                       mkfs, log, check             mkdir, unlink, rename:
  *                                                                    SF_EROFS
- *   SF_SMALL_TABLES  -DSF_SMALL_TABLES=ON  no file left out: CRC-32C keeps one 1 KiB table
- *                    (default ON on        instead of sixteen (16 KiB) and goes byte by byte
- *                    bare metal)
+ *   SF_SMALL_TABLES  -DSF_SMALL_TABLES=ON  no file left out: CRC-32C keeps one 16-entry
+ *                    (default ON on        table (64 bytes) instead of sixteen 256-entry
+ *                    bare metal)           ones (16 KiB) and goes a nibble at a time
  *
  * Read-only keeps the write paths' code out of a linked program: every entry point that
  * would write fails before reaching it, so --gc-sections drops it. */

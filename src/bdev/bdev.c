@@ -9,6 +9,7 @@
 
 #include "streamfat/sf.h"
 #include "streamfat/bdev.h"
+#include "util/div64.h"
 
 /* ---- argument checks ---- */
 
@@ -198,10 +199,10 @@ static int win_poll(struct sf_bdev *bd, struct sf_bio **out, unsigned max, int w
     return n;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
+static uint32_t gcd32(uint32_t a, uint32_t b)
 {
     while (b) {
-        uint64_t t = a % b;
+        uint32_t t = a % b;
         a = b;
         b = t;
     }
@@ -225,8 +226,9 @@ int sf_bdev_window_init(struct sf_bdev_window *w, struct sf_bdev *parent,
     /* A window that starts off the parent's alignment grid keeps only the part of the
      * alignment that still lines up (gcd), so "aligned in the window" stays true. */
     align = parent->align_sectors ? parent->align_sectors : 1;
-    if (first % align)
-        align = (uint32_t)gcd64(align, first % align);
+    uint32_t off = sf_umod64(first, align);
+    if (off)
+        align = gcd32(align, off);
     w->bd.align_sectors = align;
     w->bd.read = win_read;
     w->bd.write = win_write;

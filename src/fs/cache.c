@@ -9,6 +9,7 @@
  * Direct-mapped: sector L lives in slot L mod n. Lookups are O(1) however large the cache;
  * a sequential scan of a directory or bitmap fills distinct slots. */
 #include "fs/exfat.h"
+#include "util/div64.h"
 
 void cache_init(struct sf_vol *v, void *mem, uint32_t size)
 {
@@ -24,6 +25,12 @@ void cache_init(struct sf_vol *v, void *mem, uint32_t size)
         v->cache[i].lba = UINT64_MAX;
 }
 
+/* The slot of sector lba (util/div64.h: no 64-bit divide on 32-bit targets). */
+static uint32_t slot_of(const struct sf_vol *v, uint64_t lba)
+{
+    return sf_umod64(lba, v->cache_n);
+}
+
 static uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
 {
     return v->cache_mem + ((size_t)i << v->sector_shift);
@@ -31,7 +38,7 @@ static uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
 
 int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec)
 {
-    uint32_t i = (uint32_t)(lba % v->cache_n);
+    uint32_t i = slot_of(v, lba);
     if (v->cache[i].lba != lba) {
         v->cache[i].lba = UINT64_MAX;
         int err = sf_bdev_read(v->bd, lba, slot_mem(v, i), 1);
@@ -59,11 +66,11 @@ void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n)
     uint32_t max = v->cache_n / 8 < SF_CACHE_READAHEAD ? v->cache_n / 8 : SF_CACHE_READAHEAD;
     /* Leading sectors already cached (the partly used map sector a scan starts in) need
      * nothing; the read starts after them. */
-    while (n && v->cache[lba % v->cache_n].lba == lba) {
+    while (n && v->cache[slot_of(v, lba)].lba == lba) {
         lba++;
         n--;
     }
-    i = (uint32_t)(lba % v->cache_n);
+    i = slot_of(v, lba);
     if (n > max)
         n = max;
     if (n > v->cache_n - i)
@@ -82,7 +89,7 @@ void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n)
 
 int cache_put(struct sf_vol *v, uint64_t lba)
 {
-    uint32_t i = (uint32_t)(lba % v->cache_n);
+    uint32_t i = slot_of(v, lba);
     if (v->cache[i].lba != lba)
         return SF_EINVAL;           /* programming error: put without get */
     v->unflushed = 1;
@@ -101,7 +108,7 @@ void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count)
         return;
     }
     for (uint64_t k = 0; k < count; k++) {
-        uint32_t i = (uint32_t)((lba + k) % v->cache_n);
+        uint32_t i = slot_of(v, lba + k);
         if (v->cache[i].lba == lba + k)
             v->cache[i].lba = UINT64_MAX;
     }
@@ -116,7 +123,7 @@ uint8_t *cache_scratch(struct sf_vol *v)
 
 void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data)
 {
-    uint32_t i = (uint32_t)(lba % v->cache_n);
+    uint32_t i = slot_of(v, lba);
     if (v->cache[i].lba == lba)
         memcpy(slot_mem(v, i), data, vol_ss(v));
 }

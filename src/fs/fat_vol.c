@@ -12,6 +12,7 @@
  * Sections: BPB; FSInfo and FAT[0..1]; label; mount; dirty state and free count. */
 #include "fs/fat.h"
 #include "fs/fat_ondisk.h"
+#include "util/div64.h"
 
 #define WHY(msg) (v->why = (msg), SF_ECORRUPT)
 
@@ -79,7 +80,7 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
     uint64_t data = rsvd + (uint64_t)nfats * fatsz + root_secs;
     if (data >= total)
         return WHY("FATs and root directory leave no data area");
-    uint64_t count = (total - data) / spc;
+    uint64_t count = (uint32_t)(total - data) / spc;      /* total > data, both 32-bit */
     uint8_t bits = fat32 ? 32 : count < FAT12_MAX_CLUSTERS + 1 ? 12 : 16;
     uint64_t max = bits == 32 ? FAT32_MAX_CLUSTERS : bits == 16 ? FAT16_MAX_CLUSTERS
                                                                : FAT12_MAX_CLUSTERS;
@@ -91,7 +92,7 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
                                      : "cluster count outside its FAT type's range";
     if (count > max)
         count = max;   /* the rest cannot be named by an entry of this width */
-    if ((uint64_t)fatsz * bps * 8 / bits < count + 2)
+    if (sf_udiv64((uint64_t)fatsz * bps * 8, bits) < count + 2)
         return WHY("FAT too small for the cluster count");
 
     v->sector_shift = log2u(bps);

@@ -13,6 +13,7 @@
  * old size over valid data and, at worst, leaked clusters. Shrinking updates the entry
  * before it frees clusters. */
 #include "fs/fs.h"
+#include "util/div64.h"
 
 static int file_writable(const struct sf_file *f)
 {
@@ -258,7 +259,7 @@ static int file_reserve(struct sf_file *f, uint64_t size)
          * is contiguous), so a file growing by small writes writes each FAT sector once
          * per extent; sf_close frees what the size does not cover. */
         uint32_t eps = vol_ss(v) / (v->fat_bits / 8);
-        pad = eps - 1 - (uint32_t)(((uint64_t)f->last_cluster + n) % eps);
+        pad = eps - 1 - sf_umod64((uint64_t)f->last_cluster + n, eps);
         if ((need + pad) << v->cluster_shift > SF_FAT_MAX_FILE + 1 ||
             need + pad > v->cluster_count)
             pad = 0;

@@ -7,6 +7,7 @@
 #include "fs/part.h"
 #include "util/le.h"
 #include "util/crc32.h"
+#include "util/div64.h"
 
 /* ---- MBR: sector 0 ---- */
 #define MBR_DISK_SIG     440   /* u32 disk signature */
@@ -80,7 +81,7 @@ int sf_boot_sector_kind(const uint8_t *sec, uint32_t len)
     uint64_t meta = rsvd + (uint64_t)nfats * fatsz + (root_ents * 32 + bps - 1) / bps;
     if (tot <= meta)
         return 0;
-    uint64_t clusters = (tot - meta) / spc;
+    uint32_t clusters = (uint32_t)(tot - meta) / spc;    /* tot > meta, both 32-bit */
     if (clusters < 4085)
         return SF_FS_FAT12;
     /* A 16-bit FAT size means FAT12/16 whatever the count (as Linux decides): a count past
@@ -132,7 +133,7 @@ static int gpt_read_header(struct sf_bdev *bd, uint8_t *b, struct gpt_hdr *h)
         !is_pow2(h->entry_size) || h->entry_size > ss || h->entry_lba < 2 ||
         h->entry_count > 65536)
         return SF_ECORRUPT;
-    uint64_t sectors = ((uint64_t)h->entry_count * h->entry_size + ss - 1) / ss;
+    uint64_t sectors = sf_udiv64((uint64_t)h->entry_count * h->entry_size + ss - 1, ss);
     if (h->entry_lba > bd->sector_count || sectors > bd->sector_count - h->entry_lba)
         return SF_ECORRUPT;
     return 0;
@@ -147,7 +148,7 @@ static int gpt_find(struct sf_bdev *bd, uint32_t index, uint8_t *b, struct sf_pa
     if ((err = gpt_read_header(bd, b, &h)))
         return err;
     uint32_t per = ss / h.entry_size;
-    uint64_t sectors = ((uint64_t)h.entry_count * h.entry_size + ss - 1) / ss;
+    uint64_t sectors = sf_udiv64((uint64_t)h.entry_count * h.entry_size + ss - 1, ss);
 
     /* Pass 1: the entry array's CRC, before any entry is believed. */
     uint32_t crc = 0, left = h.entry_count;
@@ -266,12 +267,12 @@ int sf_part_find(struct sf_bdev *bd, uint32_t index, void *buf, struct sf_part *
  * the maximum (1023, 254, 63), as every partitioner writes it. */
 static void put_chs(uint8_t *p, uint64_t lba)
 {
-    uint64_t c = lba / (255 * 63);
-    uint32_t h = (uint32_t)(lba / 63 % 255), s = (uint32_t)(lba % 63 + 1);
-    if (c > 1023) {
-        c = 1023;
-        h = 254;
-        s = 63;
+    uint32_t c = 1023, h = 254, s = 63;
+    if (lba < 1024 * 255 * 63) {           /* fits 32 bits: no 64-bit divide */
+        uint32_t l = (uint32_t)lba;
+        c = l / (255 * 63);
+        h = l / 63 % 255;
+        s = l % 63 + 1;
     }
     p[0] = (uint8_t)h;
     p[1] = (uint8_t)(s | ((c >> 2) & 0xC0));

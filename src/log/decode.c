@@ -10,6 +10,7 @@
 #include "streamfat/decode.h"
 
 #include <string.h>
+#include "util/div64.h"
 
 enum { ST_SEARCH, ST_CAND, ST_BLOCK, ST_RECORDS, ST_DONE };
 
@@ -203,7 +204,7 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64
 static void step_block(struct sf_dec *d)
 {
     const uint8_t *p = d->buf + d->pos;
-    uint64_t n = (d->base + d->pos) / d->block_size;
+    uint64_t n = sf_udiv64(d->base + d->pos, d->block_size);
     struct sf_block_info bi;
 
     if (sf_block_check(p, d->block_size, &bi) == 0) {
@@ -231,7 +232,8 @@ static void step_search(struct sf_dec *d)
 {
     uint32_t size;
 
-    if (sf_block_peek_size(d->buf + d->pos, &size) == 0 && (d->base + d->pos) % size == 0) {
+    if (sf_block_peek_size(d->buf + d->pos, &size) == 0 &&
+        sf_umod64(d->base + d->pos, size) == 0) {
         if (size <= d->cap) {
             d->state = ST_CAND;
             d->want = size;
@@ -253,7 +255,8 @@ static void step_cand(struct sf_dec *d)
     if (sf_block_check(d->buf + d->pos, d->want, &bi) == 0) {
         d->block_size = d->want;
         if (off)
-            queue_range(d, SF_DEC_DAMAGED, d->fail_reason0, 0, off / d->block_size, 0, off);
+            queue_range(d, SF_DEC_DAMAGED, d->fail_reason0, 0, sf_udiv64(off, d->block_size), 0,
+                        off);
         d->state = ST_BLOCK;      /* checks this block again, as a block of the file */
         return;
     }
@@ -288,7 +291,7 @@ static void step_end(struct sf_dec *d)
         run_flush(d);
         if (partial)
             queue_range(d, SF_DEC_DAMAGED, SF_DEC_TRUNCATED,
-                        (d->base + d->pos) / d->block_size, 1, d->base + d->pos, rem);
+                        sf_udiv64(d->base + d->pos, d->block_size), 1, d->base + d->pos, rem);
     }
     d->pos = d->fill = 0;
     d->state = ST_DONE;

@@ -16,6 +16,7 @@
  * ts + post_ns if that is later. Each trigger puts an ANNOTATION record "trigger at <ts> ns:
  * <why>" in the file. */
 #include "log_impl.h"
+#include "util/div64.h"
 
 static uint64_t first_ts(const struct sf_log *lg, uint32_t c)
 {
@@ -69,8 +70,9 @@ static uint32_t put_dec(char *out, uint64_t v)
     char d[20];
     uint32_t n = 0, k = 0;
     do {
-        d[n++] = (char)('0' + v % 10);
-        v /= 10;
+        uint32_t digit;
+        v = sf_udivmod64(v, 10, &digit);
+        d[n++] = (char)('0' + digit);
     } while (v);
     while (n)
         out[k++] = d[--n];

@@ -2,35 +2,42 @@
  * functions: the core is freestanding and time zones are the caller's business). */
 #include "streamfat/sf.h"  /* vol.h (via time.h) needs sf_ssize_t from sf.h */
 #include "util/time.h"
+#include "util/div64.h"
 
 #define MS_PER_DAY 86400000LL
 #define DAYS_1970_TO_1980 3652LL            /* 1970-01-01 .. 1980-01-01 */
 
-/* Days from 1970-01-01 to y-m-d. Counts from March so that the leap day ends a year. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+/* The dates handled are those of DOS timestamps, 1980..2107 (sf_time_to_dos clamps to
+ * them first), so the arithmetic is unsigned 32-bit: no 64-bit divide, which a 32-bit
+ * target would take from libgcc (util/div64.h). */
+
+/* Days from 1970-01-01 to y-m-d, y >= 1970. Counts from March so that the leap day ends a
+ * year. */
+static uint32_t days_from_civil(uint32_t y, unsigned m, unsigned d)
 {
     y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);                      /* 0..399 */
+    uint32_t era = y / 400;
+    unsigned yoe = y - era * 400;                                   /* 0..399 */
     unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1; /* 0..365 */
     unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* 0..146096 */
-    return era * 146097 + (int64_t)doe - 719468;
+    return era * 146097 + doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+/* The inverse, for z >= 0 (1970 on). */
+static void civil_from_days(uint32_t z, uint32_t *y, unsigned *m, unsigned *d)
 {
     z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
+    uint32_t era = z / 146097;
+    unsigned doe = z - era * 146097;
     unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     unsigned mp = (5 * doy + 2) / 153;
     *d = doy - (153 * mp + 2) / 5 + 1;
     *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+    *y = yoe + era * 400 + (*m <= 2);
 }
 
-static unsigned days_in_month(int64_t y, unsigned m)
+static unsigned days_in_month(uint32_t y, unsigned m)
 {
     static const uint8_t dm[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
@@ -59,9 +66,9 @@ uint32_t sf_time_to_dos(sf_time_ms t, int utc_offset_min, uint8_t *ms10)
     if (local > last + 999)
         local = last;
 
-    int64_t days = local / MS_PER_DAY;
-    uint32_t msday = (uint32_t)(local % MS_PER_DAY);
-    int64_t y;
+    uint32_t msday;                           /* local >= first > 0 here */
+    uint32_t days = (uint32_t)sf_udivmod64((uint64_t)local, (uint32_t)MS_PER_DAY, &msday);
+    uint32_t y;
     unsigned m, d;
     civil_from_days(days, &y, &m, &d);
     uint32_t sec = msday / 1000, ms = msday % 1000;
@@ -74,7 +81,7 @@ uint32_t sf_time_to_dos(sf_time_ms t, int utc_offset_min, uint8_t *ms10)
 
 sf_time_ms sf_time_from_dos(uint32_t dos, uint8_t ms10, int utc_offset_min)
 {
-    int64_t y = 1980 + (dos >> 25);
+    uint32_t y = 1980 + (dos >> 25);
     unsigned m = dos >> 21 & 0xF, d = dos >> 16 & 0x1F;
     unsigned hh = dos >> 11 & 0x1F, mm = dos >> 5 & 0x3F, s2 = dos & 0x1F;
 
@@ -94,7 +101,7 @@ sf_time_ms sf_time_from_dos(uint32_t dos, uint8_t ms10, int utc_offset_min)
         s2 = 29;
     if (ms10 > 199)
         ms10 = 199;
-    int64_t ms = days_from_civil(y, m, d) * MS_PER_DAY +
+    int64_t ms = (int64_t)days_from_civil(y, m, d) * MS_PER_DAY +
                  ((int64_t)hh * 3600 + mm * 60 + s2 * 2) * 1000 + (int64_t)ms10 * 10;
     return ms - (int64_t)utc_offset_min * 60000;
 }
