@@ -33,7 +33,7 @@ int sf_size_main(void)
     r += sf_probe(bd, 0, buf, &type, &ss);
     r += sf_mkfs(bd, SIZE_PTR(const struct sf_mkfs_opts *, 17), &why);
 #if SF_SIZE_HAVE_CHECK
-    r += (int)sf_check_work_size(bd);
+    r += (int)sf_check_work_size_buf(bd, buf, SIZE_U32(2));
     r += sf_check(bd, SIZE_PTR(const struct sf_check_opts *, 18),
                   SIZE_PTR(struct sf_check_result *, 19));
 #endif

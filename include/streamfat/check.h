@@ -82,6 +82,11 @@ struct sf_check_result {
  * bytes, or a negative error (SF_EIO, SF_ECORRUPT when it holds neither exFAT nor FAT). */
 sf_ssize_t sf_check_work_size(struct sf_bdev *bd);
 
+/* The same, reading the boot sector into caller memory instead of the stack (what a
+ * microcontroller calls): buf of buf_size >= sector size + mem_align - 1 bytes, for
+ * example the start of the work memory later passed to sf_check (SF_ENOMEM if smaller). */
+sf_ssize_t sf_check_work_size_buf(struct sf_bdev *bd, void *buf, size_t buf_size);
+
 /* Check (and with SF_CHECK_REPAIR repair) the volume on bd; r is filled in either way.
  * Returns 0 when the volume was clean, 1 when problems were found (with REPAIR: all of them
  * were repaired), 2 when problems stay that cannot be repaired (or repair was not asked

@@ -398,20 +398,27 @@ static size_t layout(uint32_t ss, uint32_t align, uint32_t ccount)
     return secs + map + CHK_CANDS * sizeof(struct chk_cand) + 8;
 }
 
-sf_ssize_t sf_check_work_size(struct sf_bdev *bd)
+sf_ssize_t sf_check_work_size_buf(struct sf_bdev *bd, void *buf, size_t buf_size)
 {
-    /* One sector, aligned for the device (O_DIRECT wants up to 4096). */
-    uint8_t raw[8192];
     int fs;
     uint32_t ccount;
     uint32_t align = bd && bd->mem_align ? bd->mem_align : 1;
-    if (!bd || bd->sector_size > 4096 || align > 4096 || (align & (align - 1)))
+    if (!bd || !buf || bd->sector_size > 4096 || align > 4096 || (align & (align - 1)))
         return SF_EINVAL;
-    uint8_t *sec = (uint8_t *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    /* One sector, aligned for the device (O_DIRECT wants up to 4096). */
+    if (buf_size < (size_t)bd->sector_size + align - 1)
+        return SF_ENOMEM;
+    uint8_t *sec = (uint8_t *)(((uintptr_t)buf + align - 1) & ~(uintptr_t)(align - 1));
     int err = probe(bd, sec, &fs, &ccount);
     if (err)
         return err;
-    return (sf_ssize_t)layout(bd->sector_size, bd->mem_align ? bd->mem_align : 1, ccount);
+    return (sf_ssize_t)layout(bd->sector_size, align, ccount);
+}
+
+sf_ssize_t sf_check_work_size(struct sf_bdev *bd)
+{
+    uint8_t raw[8192];                  /* a 4096-byte sector at 4096-byte alignment */
+    return sf_check_work_size_buf(bd, raw, sizeof raw);
 }
 
 int sf_check(struct sf_bdev *bd, const struct sf_check_opts *o, struct sf_check_result *r)

@@ -179,6 +179,12 @@ static void run(uint8_t type, uint64_t bytes, uint32_t cluster)
 
     sf_ssize_t need = sf_check_work_size(&fb.bd);
     REQUIRE(need > 0);
+    {   /* the caller-memory form: same answer from any alignment, SF_ENOMEM below a sector */
+        static uint8_t sbuf[SS + 1];
+        CHECK_EQ(sf_check_work_size_buf(&fb.bd, sbuf + 1, SS), need);
+        CHECK_EQ(sf_check_work_size_buf(&fb.bd, sbuf, SS - 1), SF_ENOMEM);
+        CHECK_EQ(sf_check_work_size_buf(&fb.bd, NULL, SS), SF_EINVAL);
+    }
     free(chkwork);
     chkwork_size = (size_t)need;
     chkwork = malloc(chkwork_size);
