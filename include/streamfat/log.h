@@ -167,10 +167,13 @@ sf_ssize_t sf_log_write_raw(struct sf_log *lg, const void *p, size_t n);
 
 /* One step of the writer's work. Returns > 0 when it did something, 0 when idle, or the
  * writer's error (the log keeps accepting and counting records as drops). A checkpoint
- * waits for the device (the producers do not). */
+ * runs behind the data (sf_stream_checkpoint_start): it starts in one step and completes
+ * in later ones, when its flushes come back (stats.bytes_durable moves then); rotation,
+ * the end of a trigger file and close wait for the device (the producers never do). */
 int sf_log_service(struct sf_log *lg);
 /* Time to the next thing the writer must do (checkpoint, rotation, end of a trigger file),
- * in ns, for sleeping: 0 when sealed blocks wait; UINT64_MAX when nothing is scheduled.
+ * in ns, for sleeping: 0 when sealed blocks wait; at most 100 us while a checkpoint runs;
+ * UINT64_MAX when nothing is scheduled.
  * Blocks fill and requests complete meanwhile: sleep at most about one block's fill time
  * (a writer thread: min(deadline, 1 ms) works well). */
 uint64_t sf_log_next_deadline_ns(const struct sf_log *lg);

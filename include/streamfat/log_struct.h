@@ -94,6 +94,7 @@ struct sf_log {
     /* append-to-durable samples waiting for the checkpoint that covers them */
     uint64_t dur_ts[32];
     uint32_t dur_n;
+    uint32_t dur_ck;             /* of which the running checkpoint covers the first dur_ck */
     /* flight recorder */
     uint8_t fr;                  /* on */
     uint8_t fr_writing;          /* a trigger file is being written */

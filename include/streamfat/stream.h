@@ -6,12 +6,16 @@
  * cluster boundaries, keeps several requests in flight through the device's submit/poll
  * interface, and touches the directory entry only at checkpoints.
  *
- * Durability: sf_stream_checkpoint (called by the stream itself by bytes and/or time, see
- * the config) writes the partly filled last sector too (zero padded), waits for every request,
- * flushes the device, rewrites the directory entry with the size written so far, and flushes
- * again. After a power cut the file holds at least everything up to the last completed
- * checkpoint; clusters allocated ahead of it leak (a checker reclaims them), nothing else.
- * sf_stream_close trims the allocation back to the real size.
+ * Durability: sf_stream_checkpoint writes the partly filled last sector too (zero padded),
+ * waits for every request, flushes the device, rewrites the directory entry with the size
+ * written so far, and flushes again. sf_stream_checkpoint_start does the same for whole
+ * sectors without stopping the data: it queues a FLUSH behind the requests submitted so far,
+ * writes the entry when that completes and queues a second FLUSH, while later requests keep
+ * the device busy (the checkpoints the stream takes by itself on the submit path, by bytes
+ * and/or time, see the config, are of this kind). After a power cut the file holds at least
+ * everything up to the last completed checkpoint; clusters allocated ahead of it leak (a
+ * checker reclaims them), nothing else. sf_stream_close trims the allocation back to the
+ * real size.
  *
  * Memory: the struct is the caller's; `buf` passed to sf_stream_open is the stream's work
  * memory (at least one sector, aligned to the device's mem_align): it holds the partial tail
@@ -43,7 +47,8 @@ extern "C" {
 
 struct sf_stream_cfg {
     uint64_t expected_size;     /* bytes to allocate at open (0: none); a hint, not a limit */
-    uint64_t prealloc_step;     /* allocate at least this many bytes at a time (0: 64 MiB);
+    uint64_t prealloc_step;     /* allocate at least this many bytes at a time (0: 64 MiB,
+                                   growing to half the allocation so far, at most 1 GiB);
                                    on FAT rounded to whole FAT sectors of clusters */
     uint64_t checkpoint_bytes;  /* checkpoint after this many bytes since the last (0: never) */
     uint32_t checkpoint_ms;     /* checkpoint after this long since the last (0: never; uses
@@ -100,6 +105,11 @@ struct sf_stream {
     uint16_t bio_stack[SF_STREAM_BIOS];   /* indexes of bios not in flight */
     uint32_t bio_top;
     uint64_t done_end;          /* file offset up to which every request has completed */
+    /* the checkpoint running behind the data (sf_stream_checkpoint_start) */
+    uint8_t ck_state;           /* 0 none; 1 its first FLUSH in flight; 2 its second */
+    uint64_t ck_pos;            /* the size it makes durable */
+    struct sf_chain ck_chain;   /* the allocation as it stood at ck_pos */
+    struct sf_bio ck_bio;       /* its FLUSH request */
 };
 
 /* Create the file (parent directories must exist) and get ready to write. */
@@ -126,8 +136,19 @@ int sf_stream_poll(struct sf_stream *s, void **out, unsigned max, int wait);
 /* Requests in flight. */
 static inline uint32_t sf_stream_in_flight(const struct sf_stream *s) { return s->count; }
 
-/* Make everything written so far durable (see the top of this header). */
+/* Make everything written so far durable (see the top of this header); waits for every
+ * request and for a checkpoint still running. */
 int sf_stream_checkpoint(struct sf_stream *s);
+
+/* Start a checkpoint of everything submitted so far and return at once; sf_stream_poll
+ * carries it on (stats.checkpoints and stats.bytes_durable move when it completes; poll
+ * never waits for it). Only with no partial sector pending (SF_EINVAL otherwise). SF_EBUSY
+ * while the previous one is still running; 0 at once when nothing new is to be made
+ * durable. */
+int sf_stream_checkpoint_start(struct sf_stream *s);
+
+/* A checkpoint started by sf_stream_checkpoint_start is still running. */
+static inline int sf_stream_checkpoint_busy(const struct sf_stream *s) { return s->ck_state != 0; }
 
 /* Checkpoint, trim the allocation to the size, close the file. */
 int sf_stream_close(struct sf_stream *s);

@@ -315,6 +315,7 @@ int sfl_end_file(struct sf_log *lg)
             sfl_hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
     }
     lg->dur_n = 0;
+    lg->dur_ck = 0;
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #define DEFAULT_CKPT_NS 1000000000ull
 #define DEFAULT_REQ (1u << 20)
 #define CLOSE_SPINS 100000000u       /* close gives up on a producer that never commits */
+#define CKPT_POLL_NS 100000ull      /* next_deadline while a checkpoint runs behind the data */
 
 int sfl_fail(struct sf_log *lg, int err)
 {
@@ -77,16 +78,26 @@ int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t 
     return 0;
 }
 
-/* Take completed requests back from the stream (in order) and give their ring space back. */
+static void durable_update(struct sf_log *lg, uint64_t now);
+
+/* A checkpoint of the current file runs behind the data (see do_checkpoint). */
+static int ckpt_running(const struct sf_log *lg)
+{
+    return lg->cur_open && sf_stream_checkpoint_busy(&lg->st[lg->cur]);
+}
+
+/* Take completed requests back from the stream (in order) and give their ring space back;
+ * carry a running checkpoint on. */
 int sfl_reap(struct sf_log *lg, int wait)
 {
     void *out[16];
-    if (!lg->cur_open || !lg->req_count)
+    if (!lg->cur_open || (!lg->req_count && !ckpt_running(lg)))
         return 0;
-    int k = sf_stream_poll(&lg->st[lg->cur], out, 16, wait);
+    int k = sf_stream_poll(&lg->st[lg->cur], out, 16, lg->req_count ? wait : 0);
     if (k < 0)
         return sfl_fail(lg, k);
     uint64_t now = log_now(lg);
+    durable_update(lg, now);
     for (int i = 0; i < k; i++) {
         struct sf_log_req *r = &lg->req[lg->req_head];
         if (lg->cfg.clock)
@@ -221,9 +232,10 @@ static int raw_service(struct sf_log *lg, uint64_t now)
         return err;
     did += err;
     int rot = lg->rotate_req || (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns);
-    int ckpt = now >= lg->next_ckpt_ns ||
-               (lg->cfg.checkpoint_bytes &&
-                lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes);
+    int ckpt = (now >= lg->next_ckpt_ns ||
+                (lg->cfg.checkpoint_bytes &&
+                 lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes)) &&
+               !ckpt_running(lg);
     if ((err = raw_submit(lg, rot || ckpt)) < 0)
         return err;
     did += err;
@@ -248,26 +260,42 @@ static int raw_service(struct sf_log *lg, uint64_t now)
 
 /* ---- checkpoints and cuts ---- */
 
-static void durable_samples(struct sf_log *lg, uint64_t now)
+/* The first n append-to-durable samples became durable at `now`. */
+static void durable_samples(struct sf_log *lg, uint64_t now, uint32_t n)
 {
     if (lg->cfg.clock) {
-        for (uint32_t i = 0; i < lg->dur_n; i++)
+        for (uint32_t i = 0; i < n; i++)
             sfl_hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
     }
-    lg->dur_n = 0;
+    memmove(lg->dur_ts, lg->dur_ts + n, (lg->dur_n - n) * sizeof lg->dur_ts[0]);
+    lg->dur_n -= n;
+    lg->dur_ck = 0;
 }
 
+/* A checkpoint of the current file completed: its size is durable, and so are the requests
+ * that had completed when it started (those completing later are counted with the next one:
+ * an upper bound on their latency). */
+static void durable_update(struct sf_log *lg, uint64_t now)
+{
+    uint64_t d = lg->durable_base + sf_stream_stats(&lg->st[lg->cur])->bytes_durable;
+    if (d > lg->stats.bytes_durable) {
+        lg->stats.bytes_durable = d;
+        durable_samples(lg, now, lg->dur_ck);
+    }
+}
+
+/* A checkpoint behind the data: the stream queues a FLUSH after the requests submitted so
+ * far, writes the entry when it completes, then a second FLUSH, while the writer keeps the
+ * device busy with the data that follows; sfl_reap sees it complete. Callers start one only
+ * when none is running (ckpt_running), so that a checkpoint never cuts a block it could not
+ * take. */
 static int do_checkpoint(struct sf_log *lg)
 {
-    int err = sf_stream_checkpoint(&lg->st[lg->cur]);   /* waits for every request */
+    int err = sf_stream_checkpoint_start(&lg->st[lg->cur]);
     if (err)
         return sfl_fail(lg, err);
-    if ((err = sfl_reap(lg, 0)) < 0)
-        return err;
-    uint64_t now = log_now(lg);
-    lg->stats.bytes_durable = lg->durable_base + sf_stream_stats(&lg->st[lg->cur])->bytes_durable;
-    durable_samples(lg, now);
-    lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;
+    lg->dur_ck = lg->dur_n;
+    lg->next_ckpt_ns = log_now(lg) + lg->cfg.checkpoint_ns;
     lg->ckpt_bytes_at = lg->stats.bytes_written;
     return 0;
 }
@@ -401,9 +429,10 @@ static int framed_service(struct sf_log *lg, uint64_t now)
     if (!lg->cur_open)
         return did;                            /* flight recorder between triggers */
     if (!lg->cut_kind) {
-        int ckpt_due = now >= lg->next_ckpt_ns ||
-                       (lg->cfg.checkpoint_bytes &&
-                        lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes);
+        int ckpt_due = (now >= lg->next_ckpt_ns ||
+                        (lg->cfg.checkpoint_bytes &&
+                         lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes)) &&
+                       !ckpt_running(lg);
         if (lg->fr && lg->fr_writing && lg->cfg.clock && now >= lg->fr_end) {
             cut_start(lg, CUT_FR_END);
         } else if (lg->rotate_req ||
@@ -455,6 +484,8 @@ uint64_t sf_log_next_deadline_ns(const struct sf_log *lg)
         if (lg->fr_writing && lg->fr_end < t)
             t = lg->fr_end;
         d = t > now ? t - now : 0;
+        if (ckpt_running(lg) && d > CKPT_POLL_NS)
+            d = CKPT_POLL_NS;                  /* come back to carry the checkpoint on */
     }
     return d;
 }

@@ -10,6 +10,14 @@
  *    cluster boundaries within each contiguous extent.
  * 3. A checkpoint waits for every request, flushes (data and allocation durable), rewrites
  *    the directory entry with the size written so far (one sector), and flushes again.
+ *    One started behind the data (sf_stream_checkpoint_start) puts a FLUSH request behind
+ *    the requests submitted so far instead of waiting for them (the device contract: a FLUSH
+ *    completes after every write submitted before it is durable), writes the entry for that
+ *    size when it completes and then a second FLUSH, while later data keeps flowing. The
+ *    entry it writes is the one of that moment: size ck_pos and the chain as it stood then
+ *    (ck_chain), so it refers only to clusters and FAT links written before its first FLUSH,
+ *    even if the file grew or its exFAT chain was converted to a FAT chain since; the
+ *    next checkpoint writes the new shape after its own FLUSH.
  * A cut before 3 completes leaves the previous checkpoint's size over valid data; clusters
  * allocated ahead are leaked until a checker reclaims them. Nothing else is written while
  * streaming: no directory entry, no FAT or bitmap sector outside an allocation step. */
@@ -17,6 +25,7 @@
 #include "fs/fs.h"
 
 #define DEFAULT_STEP (64ull << 20)
+#define MAX_AUTO_STEP (1ull << 30)
 
 static int fail(struct sf_stream *s, int err)
 {
@@ -57,8 +66,17 @@ static void ext_compact(struct sf_stream *s, uint64_t written)
 static int stream_reserve(struct sf_stream *s, uint64_t end)
 {
     struct sf_vol *v = s->v;
-    uint64_t step = s->cfg.prealloc_step ? s->cfg.prealloc_step : DEFAULT_STEP;
+    uint64_t step = s->cfg.prealloc_step;
     int err;
+    /* Without a configured step the steps grow with the file, half of what it has up to
+     * 1 GiB: each allocation write waits behind the data in flight (about one request's
+     * time), so a 4 GiB stream takes 11 of them rather than 64. The excess goes back at
+     * close, or leaks to a checker after a power cut, as any preallocation does. */
+    if (!step) {
+        step = s->alloc / 2 > DEFAULT_STEP ? s->alloc / 2 : DEFAULT_STEP;
+        if (step > MAX_AUTO_STEP)
+            step = MAX_AUTO_STEP;
+    }
     /* `end` may be rounded up to a whole sector: the file itself stops at 4 GiB - 1, checked
      * by the callers against the byte count; the allocation may cover the last sector. */
     if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE + 1)
@@ -166,7 +184,7 @@ static int buf_aligned(const struct sf_vol *v, const void *p)
 }
 
 static int drain(struct sf_stream *s);
-static int maybe_checkpoint(struct sf_stream *s);
+static int maybe_checkpoint(struct sf_stream *s, int behind);
 
 sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
 {
@@ -227,14 +245,17 @@ sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
     s->pos = end;
     s->done_end = s->pos - s->tail_len;
     s->st.bytes_accepted += n;
-    if ((err = maybe_checkpoint(s)))
+    if ((err = maybe_checkpoint(s, 0)))
         return err;
     return (sf_ssize_t)n;
 }
 
 /* ---- asynchronous requests ---- */
 
-/* Collect device completions into their requests; wait for one if asked. */
+static int ck_done(struct sf_stream *s, int result);
+
+/* Collect device completions into their requests (and the checkpoint's FLUSH); wait for one
+ * if asked. */
 static int reap(struct sf_stream *s, int wait)
 {
     struct sf_bio *done[16];
@@ -242,6 +263,12 @@ static int reap(struct sf_stream *s, int wait)
     if (k < 0)
         return fail(s, k);
     for (int i = 0; i < k; i++) {
+        if (done[i] == &s->ck_bio) {
+            int err = ck_done(s, done[i]->result);
+            if (err)
+                return err;
+            continue;
+        }
         struct sf_stream_req *r = done[i]->user;
         if (done[i]->result && !r->result)
             r->result = done[i]->result;
@@ -256,14 +283,15 @@ static uint32_t pending_bios(const struct sf_stream *s)
     return SF_STREAM_BIOS - s->bio_top;
 }
 
-/* Wait until no request is in flight on the device (requests stay queued for poll). */
+/* Wait until no request is in flight on the device (requests stay queued for poll) and no
+ * checkpoint is running. */
 static int drain(struct sf_stream *s)
 {
-    while (pending_bios(s)) {
+    while (pending_bios(s) || s->ck_state) {
         int k = reap(s, 1);
         if (k < 0)
             return k;
-        if (k == 0 && pending_bios(s))
+        if (k == 0 && (pending_bios(s) || s->ck_state))
             return fail(s, SF_EIO);    /* the device lost requests */
     }
     for (uint32_t i = 0; i < s->count; i++) {
@@ -333,7 +361,7 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
     }
     if (s->count > s->st.max_in_flight)
         s->st.max_in_flight = s->count;
-    return maybe_checkpoint(s);
+    return maybe_checkpoint(s, 1);
 }
 
 int sf_stream_poll(struct sf_stream *s, void **out, unsigned max, int wait)
@@ -354,8 +382,11 @@ int sf_stream_poll(struct sf_stream *s, void **out, unsigned max, int wait)
             s->head = (s->head + 1) % s->qd;
             s->count--;
         }
-        if (k || !s->count || k == max)
+        if (k || !s->count || k == max) {
+            if (!s->count && s->ck_state && reap(s, 0) < 0)   /* carry the checkpoint on */
+                return s->failed;
             return (int)k;
+        }
         int got = reap(s, wait);
         if (got < 0)
             return got;
@@ -394,13 +425,79 @@ int sf_stream_checkpoint(struct sf_stream *s)
     return 0;
 }
 
-static int maybe_checkpoint(struct sf_stream *s)
+/* ---- checkpoints behind the data ---- */
+
+static int ck_flush(struct sf_stream *s, uint8_t state)
 {
-    if (s->cfg.checkpoint_bytes && s->pos - s->ckpt_pos >= s->cfg.checkpoint_bytes)
-        return sf_stream_checkpoint(s);
-    if (s->cfg.checkpoint_ms && vol_now(s->v) - s->ckpt_time >= (sf_time_ms)s->cfg.checkpoint_ms)
-        return sf_stream_checkpoint(s);
+    memset(&s->ck_bio, 0, sizeof s->ck_bio);
+    s->ck_bio.op = SF_BIO_FLUSH;
+    s->ck_state = state;
+    int err = sf_bdev_submit(s->v->bd, &s->ck_bio);
+    if (err) {
+        s->ck_state = 0;
+        return fail(s, err);
+    }
     return 0;
+}
+
+int sf_stream_checkpoint_start(struct sf_stream *s)
+{
+    if (!s->v)
+        return SF_EBADF;
+    if (s->failed)
+        return s->failed;
+    if (s->tail_len)
+        return SF_EINVAL;
+    if (s->ck_state)
+        return SF_EBUSY;
+    s->ckpt_pos = s->pos;
+    s->ckpt_time = vol_now(s->v);
+    if (s->pos == s->st.bytes_durable && s->st.checkpoints)
+        return 0;
+    s->ck_pos = s->pos;
+    s->ck_chain = s->f.chain;
+    return ck_flush(s, 1);
+}
+
+/* The checkpoint's FLUSH came back: after the first, the entry and the second FLUSH; after
+ * the second, the size is durable. */
+static int ck_done(struct sf_stream *s, int result)
+{
+    struct sf_vol *v = s->v;
+    int err;
+    if (result) {
+        s->ck_state = 0;
+        return fail(s, result);
+    }
+    if (s->ck_state == 1) {
+        s->f.mtime = vol_now(v);
+        if ((err = dir_update(v, &s->f.loc, s->f.attr, &s->ck_chain, s->ck_pos, s->ck_pos,
+                              s->f.mtime, 1))) {
+            s->ck_state = 0;
+            return fail(s, err);
+        }
+        return ck_flush(s, 2);
+    }
+    s->ck_state = 0;
+    s->st.checkpoints++;
+    s->st.bytes_durable = s->ck_pos;
+    if (s->f.size < s->ck_pos)                /* what sf_stat shows of an open file */
+        s->f.size = s->f.data_length = s->f.valid_length = s->ck_pos;
+    return 0;
+}
+
+/* The configured checkpoints: behind the data on the submit path (one at a time: while one
+ * runs, the next waits), blocking on the write path. */
+static int maybe_checkpoint(struct sf_stream *s, int behind)
+{
+    if (!(s->cfg.checkpoint_bytes && s->pos - s->ckpt_pos >= s->cfg.checkpoint_bytes) &&
+        !(s->cfg.checkpoint_ms &&
+          vol_now(s->v) - s->ckpt_time >= (sf_time_ms)s->cfg.checkpoint_ms))
+        return 0;
+    if (!behind)
+        return sf_stream_checkpoint(s);
+    int err = sf_stream_checkpoint_start(s);
+    return err == SF_EBUSY ? 0 : err;
 }
 
 /* ---- open and close ---- */

@@ -176,6 +176,177 @@ static void test_device_ops(void)
     CHECK_EQ(sf_unmount(&vol), 0);
 }
 
+/* ---- a device whose FLUSH requests wait until the test lets them go ----
+ * Asynchronous requests complete from poll in submission order, except a FLUSH while
+ * `hold` is set: it stays (writes after it complete past it, which the bdev contract allows).
+ * Every completed request and synchronous write is logged in order. */
+struct slowbd {
+    struct sf_bdev bd;
+    struct sf_bdev *lower;
+    struct sf_bio *q[64];
+    unsigned nq;
+    int hold;
+    char log[4096];        /* 'D' data write done, 'w' synchronous write, 'F' FLUSH done */
+    uint64_t log_lba[4096];
+    unsigned nlog;
+};
+static struct slowbd sb;
+
+static void sb_log(char op, uint64_t lba)
+{
+    REQUIRE(sb.nlog < sizeof sb.log);
+    sb.log_lba[sb.nlog] = lba;
+    sb.log[sb.nlog++] = op;
+}
+static int sb_read(struct sf_bdev *bd, uint64_t lba, void *buf, uint32_t n)
+{
+    (void)bd;
+    return sf_bdev_read(sb.lower, lba, buf, n);
+}
+static int sb_write(struct sf_bdev *bd, uint64_t lba, const void *buf, uint32_t n)
+{
+    (void)bd;
+    sb_log('w', lba);
+    return sf_bdev_write(sb.lower, lba, buf, n);
+}
+static int sb_flush(struct sf_bdev *bd)
+{
+    (void)bd;
+    REQUIRE(sb.nq == 0);          /* the synchronous flush comes only when nothing is queued */
+    sb_log('F', 0);
+    return sf_bdev_flush(sb.lower);
+}
+static int sb_submit(struct sf_bdev *bd, struct sf_bio *bio)
+{
+    (void)bd;
+    REQUIRE(sb.nq < 64);
+    sb.q[sb.nq++] = bio;
+    return 0;
+}
+static int sb_poll(struct sf_bdev *bd, struct sf_bio **out, unsigned max, int wait)
+{
+    (void)bd;
+    (void)wait;               /* nothing here waits for anything but the test */
+    unsigned k = 0, i = 0;
+    while (i < sb.nq && k < max) {
+        struct sf_bio *b = sb.q[i];
+        if (b->op == SF_BIO_FLUSH) {
+            if (sb.hold) {
+                i++;
+                continue;
+            }
+            for (unsigned j = 0; j < i; j++)   /* everything before it is done already */
+                REQUIRE(sb.q[j]->op == SF_BIO_FLUSH);
+            b->result = sf_bdev_flush(sb.lower);
+            sb_log('F', 0);
+        } else {
+            REQUIRE(b->op == SF_BIO_WRITE);
+            b->result = sf_bdev_write(sb.lower, b->lba, b->buf, b->count);
+            sb_log('D', b->lba);
+        }
+        out[k++] = b;
+        memmove(sb.q + i, sb.q + i + 1, (sb.nq - i - 1) * sizeof sb.q[0]);
+        sb.nq--;
+    }
+    return (int)k;
+}
+
+/* A checkpoint behind the data: while its FLUSH is held, data requests keep completing and
+ * nothing else is written; when the FLUSH completes, the entry (the size at the moment the
+ * checkpoint started, not later) is written, then a second FLUSH; only then is the size
+ * durable. The entry on disk says so, read through a second, read-only mount. */
+static void test_checkpoint_behind(uint8_t type)
+{
+    static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
+    static uint8_t cache2[16 * 1024] __attribute__((aligned(64)));
+    format_type(64 << 20, type == SF_FS_FAT32 ? 512 : 4096, type);
+    memset(&sb, 0, sizeof sb);
+    sb.lower = &fb.bd;
+    sb.bd.sector_size = fb.bd.sector_size;
+    sb.bd.sector_count = fb.bd.sector_count;
+    sb.bd.align_sectors = 1;
+    sb.bd.mem_align = 1;
+    sb.bd.read = sb_read;
+    sb.bd.write = sb_write;
+    sb.bd.flush = sb_flush;
+    sb.bd.submit = sb_submit;
+    sb.bd.poll = sb_poll;
+    struct sf_vol_cfg vc = { .bd = &sb.bd, .buf = cache, .buf_size = sizeof cache };
+    REQUIRE(sf_mount(&vol, &vc) == 0);
+    struct sf_stream s;
+    struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 16 << 20,
+                                 .checkpoint_bytes = 256 * 1024 };
+    REQUIRE(sf_stream_open(&vol, &s, "ck.bin", &cfg, work, sizeof work) == 0);
+    sb.hold = 1;
+    uint64_t off = 0;
+    unsigned submitted = 0, done = 0, start_log = 0;
+    void *out[4];
+    /* 4 requests (256 KiB) start the checkpoint; 36 more go through while it waits */
+    while (submitted < 40) {
+        while (submitted < 40 && sf_stream_in_flight(&s) < 4) {
+            uint8_t *b = bufs[submitted % 4];
+            for (size_t i = 0; i < sizeof bufs[0]; i++)
+                b[i] = pat(off + i);
+            REQUIRE(sf_stream_submit(&s, b, sizeof bufs[0], b) == 0);
+            off += sizeof bufs[0];
+            if (++submitted == 4) {
+                CHECK(sf_stream_checkpoint_busy(&s));
+                start_log = sb.nlog;
+            }
+        }
+        int k = sf_stream_poll(&s, out, 4, 1);
+        REQUIRE(k > 0);
+        done += (unsigned)k;
+    }
+    while (sf_stream_in_flight(&s))
+        done += (unsigned)sf_stream_poll(&s, out, 4, 1);
+    CHECK_EQ(done, 40);                               /* the data never waited */
+    CHECK(sf_stream_checkpoint_busy(&s));
+    CHECK_EQ(sf_stream_stats(&s)->checkpoints, 0);
+    CHECK_EQ(sf_stream_stats(&s)->bytes_durable, 0);
+    for (unsigned i = start_log; i < sb.nlog; i++)    /* only data while the FLUSH waits */
+        CHECK_EQ(sb.log[i], 'D');
+    CHECK_EQ(sb.nlog - start_log, 40);
+    CHECK_EQ(sf_stream_checkpoint_start(&s), SF_EBUSY);   /* one at a time */
+    /* Let the FLUSH go: the entry follows it, then the second FLUSH. */
+    sb.hold = 0;
+    unsigned before = sb.nlog;
+    for (int i = 0; i < 4 && sf_stream_checkpoint_busy(&s); i++)
+        CHECK_EQ(sf_stream_poll(&s, out, 4, 0), 0);
+    CHECK(!sf_stream_checkpoint_busy(&s));
+    CHECK_EQ(sb.nlog - before, 3);
+    CHECK_EQ(sb.log[before], 'F');
+    CHECK_EQ(sb.log[before + 1], 'w');
+    CHECK_EQ(sb.log[before + 2], 'F');
+    CHECK_EQ(sf_stream_stats(&s)->checkpoints, 1);
+    CHECK_EQ(sf_stream_stats(&s)->bytes_durable, 256 * 1024);
+    /* What a power cut now would leave: the entry says 256 KiB. */
+    struct sf_vol v2;
+    struct sf_vol_cfg vc2 = { .bd = &fb.bd, .buf = cache2, .buf_size = sizeof cache2,
+                              .flags = SF_VOL_RDONLY };
+    REQUIRE(sf_mount(&v2, &vc2) == 0);
+    struct sf_stat st;
+    REQUIRE(sf_stat(&v2, "ck.bin", &st) == 0);
+    CHECK_EQ(st.size, 256 * 1024);
+    CHECK_EQ(sf_unmount(&v2), 0);
+    /* The next one covers the 36 requests that went through meanwhile. */
+    CHECK_EQ(sf_stream_checkpoint_start(&s), 0);
+    CHECK(sf_stream_checkpoint_busy(&s));
+    for (int i = 0; i < 4 && sf_stream_checkpoint_busy(&s); i++)
+        sf_stream_poll(&s, out, 4, 0);
+    CHECK_EQ(sf_stream_stats(&s)->bytes_durable, off);
+    before = sb.nlog;
+    CHECK_EQ(sf_stream_checkpoint_start(&s), 0);       /* nothing new: nothing happens */
+    CHECK_EQ(sb.nlog, before);
+    CHECK(!sf_stream_checkpoint_busy(&s));
+    CHECK_EQ(sf_stream_close(&s), 0);
+    CHECK_EQ(sf_unmount(&vol), 0);
+    REQUIRE(sf_mount(&vol, &(struct sf_vol_cfg){ .bd = &fb.bd, .buf = cache,
+                                                 .buf_size = sizeof cache }) == 0);
+    verify("ck.bin", off);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
 /* A fragmented volume: the stream chains extents; the file reads back. */
 static void test_fragmented(void)
 {
@@ -276,6 +447,8 @@ int main(void)
     test_device_ops();
     test_fragmented();
     test_full();
+    test_checkpoint_behind(SF_FS_EXFAT);
+    test_checkpoint_behind(SF_FS_FAT32);
     free(disk);
     TEST_END();
 }
