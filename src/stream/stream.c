@@ -23,6 +23,7 @@
  * streaming: no directory entry, no FAT or bitmap sector outside an allocation step. */
 #include "streamfat/stream.h"
 #include "fs/fs.h"
+#include "util/div64.h"
 
 #define DEFAULT_STEP (64ull << 20)
 #define MAX_AUTO_STEP (1ull << 30)
@@ -92,7 +93,7 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
             uint32_t per = (vol_ss(v) * 8) / v->fat_bits;
             uint64_t next = (s->alloc >> v->cluster_shift) ? s->f.last_cluster + 1 : v->next_free;
             uint64_t stop = next + n;
-            stop = (stop + per - 1) / per * per;
+            stop = sf_udiv64(stop + per - 1, per) * per;
             if (stop > next + n && (stop - next) << v->cluster_shift <= SF_FAT_MAX_FILE + 1 - s->alloc)
                 n = stop - next;
         }
