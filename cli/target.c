@@ -70,6 +70,13 @@ static int open_sim_storage(struct sf_filebd *f, const char *spec, unsigned file
 }
 
 /* Put the timing model over the (settled) storage device. */
+/* Slots at the asynchronous device: the stream's queue depth of data plus one for a
+ * checkpoint's FLUSH, so that the data keeps its full depth while a flush is at the device. */
+static unsigned aio_depth(unsigned queue_depth)
+{
+    return (queue_depth ? queue_depth : 4) + 1;
+}
+
 static int sim_attach(struct target *t)
 {
     struct sf_simbd_model m = t->sim.m;
@@ -261,7 +268,7 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
             goto fail;
     } else if (flags & TARGET_ASYNC) {
         /* After the sector size is settled: the aio device copies the geometry. */
-        err = sf_aiobd_init(&t->aio, &t->fbd, queue_depth ? queue_depth : 4,
+        err = sf_aiobd_init(&t->aio, &t->fbd, aio_depth(queue_depth),
                             (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
         if (err) {
             cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));
@@ -317,7 +324,7 @@ int target_open_raw(struct target *t, const char *path, unsigned flags, unsigned
     if (sim_target_is(path))
         return sim_attach(t) ? (target_close(t), CLI_ERR) : 0;
     if (flags & TARGET_ASYNC) {
-        err = sf_aiobd_init(&t->aio, &t->fbd, queue_depth ? queue_depth : 4,
+        err = sf_aiobd_init(&t->aio, &t->fbd, aio_depth(queue_depth),
                             (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
         if (err) {
             cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));

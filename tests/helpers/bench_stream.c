@@ -140,7 +140,8 @@ static int cmd_write(int argc, char **argv)
         return 2;
     }
     open_file(&f, img, direct);
-    if ((err = sf_aiobd_init(&a, &f, qd, uring ? 0 : SF_AIOBD_NO_URING)))
+    /* qd data requests and a FLUSH, as cli/target.c sets it up */
+    if ((err = sf_aiobd_init(&a, &f, qd + 1, uring ? 0 : SF_AIOBD_NO_URING)))
         die("aiobd", err);
     mount_on(&v, &a.bd);
     uint8_t **bufs = calloc(qd, sizeof *bufs);
