@@ -63,6 +63,14 @@ static void ext_compact(struct sf_stream *s, uint64_t written)
     }
 }
 
+/* Where the FAT steps' bulk buffer starts in the work buffer: past its first sector (the
+ * tail), at the device's memory alignment. */
+static uint32_t bulk_offset(const struct sf_vol *v)
+{
+    uint32_t a = v->bd->mem_align ? v->bd->mem_align : 1;
+    return (vol_ss(v) + a - 1) & ~(a - 1);
+}
+
 /* Make the allocation cover `end` bytes. */
 static int stream_reserve(struct sf_stream *s, uint64_t end)
 {
@@ -77,6 +85,15 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
         step = s->alloc / 2 > DEFAULT_STEP ? s->alloc / 2 : DEFAULT_STEP;
         if (step > MAX_AUTO_STEP)
             step = MAX_AUTO_STEP;
+        /* FAT: no further than one request per FAT copy can carry (the work buffer past
+         * its first sector, see below) */
+        uint32_t ss = vol_ss(v), lend = bulk_offset(v);
+        if (!vol_is_exfat(v) && s->buf_size >= lend + ss) {
+            uint64_t cover = ((uint64_t)((s->buf_size - lend) / ss) * ((ss * 8) / v->fat_bits))
+                             << v->cluster_shift;
+            if (step > cover)
+                step = cover > DEFAULT_STEP ? cover : DEFAULT_STEP;
+        }
     }
     /* `end` may be rounded up to a whole sector: the file itself stops at 4 GiB - 1, checked
      * by the callers against the byte count; the allocation may cover the last sector. */
@@ -109,7 +126,7 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
         uint32_t nruns = 0, have = have_c;
         /* FAT: lend the work buffer past its first (tail) sector for the step's FAT sectors,
          * so they go out as one request per FAT copy. */
-        uint32_t lend = (vol_ss(v) + v->bd->mem_align - 1) & ~(v->bd->mem_align ? v->bd->mem_align - 1 : 0);
+        uint32_t lend = bulk_offset(v);
         if (!vol_is_exfat(v) && s->buf_size >= lend + vol_ss(v)) {
             v->bulk = s->buf + lend;
             v->bulk_size = (s->buf_size - lend) & ~(vol_ss(v) - 1);
