@@ -25,6 +25,9 @@
 #   mkfs      defaults                       sf_mkfs (exFAT, FAT32, FAT16, MBR/GPT)
 #   check     defaults                       sf_check (only when the core has src/check/)
 #   full      defaults                       every entry point of the core
+#   runtime-lean  runtime's options and $lean_opts below: the same program against a core
+#                 without what a plain SD-card logger does not use (SD cards are MBR by the
+#                 SD specification, so no GPT)
 # and two variants of runtime with one file system (not in the default list):
 #   runtime-exfat  -DSF_FAT=OFF ...         runtime-fat  -DSF_EXFAT=OFF ...
 set -euo pipefail
@@ -96,7 +99,8 @@ report_as() {  # name printed, program, core dir
     echo "size $name text=$((t - et)) data=$((d - ed)) bss=$((b - eb)) stack=$stack deepest=$path"
 }
 
-sets=${SIZE_SETS:-runtime runtime-exfat runtime-fat readonly mkfs check full}
+sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly mkfs check full}
+lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF"
 want() { [[ " $sets " == *" $1 "* ]]; }
 
 want runtime && build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF
@@ -116,6 +120,12 @@ fi
 if want readonly; then
     link readonly core-readonly
     report readonly core-readonly
+fi
+if want runtime-lean; then
+    # shellcheck disable=SC2086
+    build_core core-lean -DSF_MKFS=OFF -DSF_CHECK=OFF $lean_opts
+    link_as runtime-lean runtime core-lean
+    report_as runtime-lean runtime core-lean
 fi
 # One file system only: the runtime program against a core without FAT or without exFAT
 # (the other's mount then fails with SF_ENOTSUP through src/fs/*_off.c).

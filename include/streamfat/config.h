@@ -17,6 +17,13 @@
  *   SF_READONLY      -DSF_READONLY=ON   src/stream/, and as above    opening for writing,
  *                                       mkfs, log, check             mkdir, unlink, rename:
  *                                                                    SF_EROFS
+ *   SF_NO_GPT        -DSF_GPT=OFF       src/fs/part_gpt.c            mounting a GPT disk, mkfs
+ *                                       (part_gpt_off.c instead)     with GPT: SF_ENOTSUP (SD
+ *                                                                    cards are MBR by the spec)
+ *   SF_NO_MESSAGES   -DSF_MESSAGES=OFF  no file left out: sf_vol.why  every check stays; a failed
+ *                                       holds one generic text       mount says only that it
+ *                                       instead of a reason per      failed (the error code
+ *                                       check (fs/fs.h, SF_WHY)      still says how)
  *   SF_SMALL_TABLES  -DSF_SMALL_TABLES=ON  no file left out: CRC-32C keeps one 16-entry
  *                    (default ON on        table (64 bytes) instead of sixteen 256-entry
  *                    bare metal)           ones (16 KiB) and goes a nibble at a time
@@ -60,6 +67,18 @@
 #define SF_HAVE_CHECK 0
 #else
 #define SF_HAVE_CHECK 1
+#endif
+
+#ifdef SF_NO_GPT
+#define SF_HAVE_GPT 0
+#else
+#define SF_HAVE_GPT 1
+#endif
+
+#ifdef SF_NO_MESSAGES
+#define SF_HAVE_MESSAGES 0
+#else
+#define SF_HAVE_MESSAGES 1
 #endif
 
 #if !SF_HAVE_FAT && !SF_HAVE_EXFAT

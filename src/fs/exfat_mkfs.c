@@ -385,6 +385,10 @@ int mkfs_place(struct sf_bdev *bd, const struct sf_mkfs_opts *o, struct mkfs_pla
         *why = "unknown partition scheme";
         return SF_EINVAL;
     }
+    if (o->partition == SF_PART_GPT && !SF_HAVE_GPT) {
+        *why = "GPT support is not built in (SF_NO_GPT)";   /* before anything is written */
+        return SF_ENOTSUP;
+    }
     uint64_t use = mkfs_use_sectors(bd, o);           /* device sectors we may use */
     if (o->size && o->size / ss > n) {
         *why = "size is larger than the device";

@@ -8,7 +8,7 @@
 #include "util/upcase.h"
 #include "util/utf.h"
 
-#define WHY(msg) (v->why = (msg), SF_ECORRUPT)
+#define WHY(msg) (v->why = SF_WHY(msg), SF_ECORRUPT)
 
 /* exFAT boot checksum (spec 3.4): sectors 0..10, skipping VolumeFlags and PercentInUse. */
 static uint32_t boot_sum(uint32_t sum, const uint8_t *p, uint32_t n, int first)
@@ -39,8 +39,8 @@ static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
     if (spc > 25 - ss)
         return WHY("SectorsPerClusterShift makes clusters larger than 32 MiB");
     if ((1u << ss) != v->cfg.bd->sector_size) {
-        v->why = ss == 12 ? "volume has 4096-byte sectors but the device 512"
-                          : "volume sector size differs from the device's";
+        v->why = ss == 12 ? SF_WHY("volume has 4096-byte sectors but the device 512")
+                          : SF_WHY("volume sector size differs from the device's");
         return SF_EINVAL;
     }
     uint8_t nfats = b[EXBS_NUM_FATS];

@@ -14,7 +14,7 @@
 #include "fs/fat_ondisk.h"
 #include "util/div64.h"
 
-#define WHY(msg) (v->why = (msg), SF_ECORRUPT)
+#define WHY(msg) (v->why = SF_WHY(msg), SF_ECORRUPT)
 
 static int pow2(uint32_t x)
 {
@@ -47,8 +47,8 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
     if (bps < 512 || bps > 4096 || !pow2(bps))
         return WHY("BPB_BytsPerSec is not 512, 1024, 2048 or 4096");
     if (bps != v->cfg.bd->sector_size) {
-        v->why = bps == 4096 ? "volume has 4096-byte sectors but the device 512"
-                             : "volume sector size differs from the device's";
+        v->why = bps == 4096 ? SF_WHY("volume has 4096-byte sectors but the device 512")
+                             : SF_WHY("volume sector size differs from the device's");
         return SF_EINVAL;
     }
     if (!pow2(spc) || spc > 128)

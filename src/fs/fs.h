@@ -26,6 +26,15 @@
 #define SF_FAT_MAX_FILE 0xFFFFFFFFull   /* FAT's 32-bit file size */
 #define SF_DIR_MAX_BYTES (256u * 1024 * 1024)  /* exFAT's limit; FAT's is 2 MiB (65536 entries) */
 
+/* The text for sf_vol.why when a mount fails. SF_NO_MESSAGES (include/streamfat/config.h)
+ * keeps one generic text instead of a reason per check (about 2 KiB of flash on a
+ * Cortex-M); the checks and their error codes are the same either way. */
+#if SF_HAVE_MESSAGES
+#define SF_WHY(text) (text)
+#else
+#define SF_WHY(text) "volume rejected (reasons not built in: SF_NO_MESSAGES)"
+#endif
+
 /* ---- cache.c: metadata sectors, written through, direct-mapped ----
  * A pointer from cache_get stays valid until the next cache_* call on the volume. */
 void cache_init(struct sf_vol *v, void *mem, uint32_t size);

@@ -32,4 +32,13 @@ int sf_part_write_mbr(struct sf_bdev *bd, void *buf, uint64_t first, uint64_t co
 int sf_part_write_gpt(struct sf_bdev *bd, void *buf, uint64_t first, uint64_t count,
                       const uint8_t disk_guid[16], const uint8_t part_guid[16]);
 
+/* Shared by part.c and part_gpt.c. */
+/* Read sector `first` into buf and set *kind to sf_boot_sector_kind of it. */
+int part_holds_fs(struct sf_bdev *bd, void *buf, uint64_t first, int *kind);
+/* Fill MBR entry 0 (CHS, type, LBA, count) and the 0xAA55 signature of sector b. */
+void part_mbr_entry(uint8_t *b, uint64_t first, uint64_t count, uint8_t type);
+/* sf_part_find's GPT half, for a disk whose MBR is protective (part_gpt.c; with SF_NO_GPT
+ * part_gpt_off.c: SF_ENOTSUP, as is sf_part_write_gpt). b: one sector of bd. */
+int part_gpt_find(struct sf_bdev *bd, uint32_t index, uint8_t *b, struct sf_part *out);
+
 #endif

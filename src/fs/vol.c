@@ -46,18 +46,21 @@ int sf_mount(struct sf_vol *v, const struct sf_vol_cfg *cfg)
     if (cfg->bd->sector_size != 512 && cfg->bd->sector_size != 4096)
         return SF_EINVAL;
     if (cfg->buf_size < SF_VOL_BUF_MIN(cfg->bd->sector_size)) {
-        v->why = "metadata buffer smaller than two sectors";
+        v->why = SF_WHY("metadata buffer smaller than two sectors");
         return SF_ENOMEM;
     }
     buf = cfg->buf;
     err = sf_part_find(cfg->bd, cfg->partition, buf, &part);
     if (err == SF_ENOENT) {
-        v->why = cfg->partition ? "no such partition" : "no exFAT or FAT file system found";
+        v->why = cfg->partition ? SF_WHY("no such partition")
+                                : SF_WHY("no exFAT or FAT file system found");
         return SF_ENOENT;
     }
     if (err) {
         if (err == SF_ECORRUPT)
-            v->why = "partition table is inconsistent";
+            v->why = SF_WHY("partition table is inconsistent");
+        else if (err == SF_ENOTSUP)
+            v->why = SF_WHY("GPT partition table: GPT support is not built in (SF_NO_GPT)");
         return err;
     }
     if (part.first != 0 || part.count != cfg->bd->sector_count) {
@@ -76,7 +79,7 @@ int sf_mount(struct sf_vol *v, const struct sf_vol_cfg *cfg)
     } else if (kind) {
         err = fat_mount(v, buf);
     } else {
-        v->why = "no exFAT or FAT file system found";
+        v->why = SF_WHY("no exFAT or FAT file system found");
         err = SF_ENOENT;
     }
     if (err) {

@@ -10,6 +10,10 @@
  *   probe ro IMG               mount; opening for writing, creating, mkdir, unlink and
  *                              rename must fail with SF_EROFS; reading must work
  *   probe nomount IMG          mount must fail with SF_ENOTSUP
+ *   probe badmount IMG         the image with its boot sector signature cleared: mount must
+ *                              fail with SF_ECORRUPT; prints "why: " and sf_mount_error's text
+ *   TYPE may end in -mbr or -gpt (make-exfat-gpt, nomkfs-fat32-gpt): sf_mkfs then writes
+ *   that partition table around the volume (SF_NO_GPT: -gpt must be refused)
  * Exit 0 when everything behaved as expected, 1 otherwise (one line on stderr says what). */
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +47,10 @@ static int format(const char *type)
     struct sf_mkfs_opts o;
     const char *why = "";
     memset(&o, 0, sizeof o);
-    o.fs_type = strcmp(type, "exfat") == 0 ? SF_FS_EXFAT : SF_FS_FAT32;
+    o.fs_type = strncmp(type, "exfat", 5) == 0 ? SF_FS_EXFAT : SF_FS_FAT32;
+    const char *table = strchr(type, '-');
+    if (table)
+        o.partition = strcmp(table, "-gpt") == 0 ? SF_PART_GPT : SF_PART_MBR;
     o.buf = wbuf;
     o.buf_size = sizeof wbuf;
     return sf_mkfs(&ram.bd, &o, &why);
@@ -96,7 +103,8 @@ int main(int argc, char **argv)
     int err;
 
     if (argc != 3) {
-        fprintf(stderr, "usage: probe make-TYPE|nomkfs-TYPE|rw|ro|nomount IMG\n");
+        fprintf(stderr, "usage: probe make-TYPE[-mbr|-gpt]|nomkfs-TYPE[-mbr|-gpt]|rw|ro|nomount|"
+                        "badmount IMG\n");
         return 2;
     }
     const char *mode = argv[1], *arg = argv[2];
@@ -119,6 +127,12 @@ int main(int argc, char **argv)
     }
     if (image_io(arg, 0))
         return 1;
+    if (strcmp(mode, "badmount") == 0) {
+        disk[510] = disk[511] = 0;          /* an unpartitioned volume: sector 0 is its own */
+        err = mount(&v);
+        printf("why: %s\n", sf_mount_error(&v));
+        return err == SF_ECORRUPT ? 0 : fail("sf_mount of a bad boot sector (want SF_ECORRUPT)", err);
+    }
     err = mount(&v);
     if (strcmp(mode, "nomount") == 0)
         return err == SF_ENOTSUP ? 0 : fail("sf_mount (want SF_ENOTSUP)", err);

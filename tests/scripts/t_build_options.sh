@@ -2,7 +2,12 @@
 # Other compilers and configurations must build warning-free too (-Werror everywhere):
 #   1. clang, host, everything (library, CLI, tests, helpers) at -O2;
 #   2. gcc, host, core only (SF_CORE_ONLY=ON) at -Os with -ffreestanding, as a
-#      microcontroller build would compile it but with the host's 64-bit ABI.
+#      microcontroller build would compile it but with the host's 64-bit ABI;
+#   3. gcc, host, core only without GPT and without mount messages (SF_GPT=OFF,
+#      SF_MESSAGES=OFF: scripts/size.sh's runtime-lean), driving tests/options/probe.c: an
+#      MBR volume formats, mounts and takes writes, GPT formatting is refused (SF_ENOTSUP),
+#      and a damaged boot sector still fails the mount with SF_ECORRUPT, with the generic
+#      text. (t_size with SF_LONG=1 also checks that a GPT disk does not mount.)
 # Each builds into its own temporary directory.
 set -euo pipefail
 
@@ -31,5 +36,31 @@ else
 fi
 build core-freestanding -DSF_CORE_ONLY=ON -DSF_TESTS=OFF -DCMAKE_BUILD_TYPE=MinSizeRel \
     -DCMAKE_C_FLAGS=-ffreestanding
+build core-lean -DSF_CORE_ONLY=ON -DSF_TESTS=OFF -DSF_GPT=OFF -DSF_MESSAGES=OFF
+if [ -f "$tmp/core-lean/libstreamfat-core.a" ]; then
+    probe=$tmp/probe-lean
+    if ! cc -std=c11 -Wall -Wextra -Werror -O1 -DSF_NO_GPT -DSF_NO_MESSAGES -I"$src/include" \
+            "$src/tests/options/probe.c" "$tmp/core-lean/libstreamfat-core.a" -o "$probe"; then
+        echo "FAIL: tests/options/probe.c against the lean core"
+        status=1
+    else
+        for args in "make-exfat-mbr $tmp/lean.img" "rw $tmp/lean.img" "nomkfs-exfat-gpt -" \
+                    "nomkfs-fat32-gpt -" "make-fat32 $tmp/plain.img"; do
+            # shellcheck disable=SC2086
+            if "$probe" $args; then
+                echo "ok: lean probe $args"
+            else
+                echo "FAIL: lean probe $args"
+                status=1
+            fi
+        done
+        if out=$("$probe" badmount "$tmp/plain.img") && grep -q "SF_NO_MESSAGES" <<<"$out"; then
+            echo "ok: lean probe badmount: SF_ECORRUPT, $out"
+        else
+            echo "FAIL: lean probe badmount: want SF_ECORRUPT and the generic text, got: $out"
+            status=1
+        fi
+    fi
+fi
 
 exit "$status"
