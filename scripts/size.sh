@@ -26,8 +26,9 @@
 #   check     defaults                       sf_check (only when the core has src/check/)
 #   full      defaults                       every entry point of the core
 #   runtime-lean  runtime's options and $lean_opts below: the same program against a core
-#                 without what a plain SD-card logger does not use (SD cards are MBR by the
-#                 SD specification, so no GPT)
+#                 without what a plain SD-card logger does not use: GPT (SD cards are MBR by
+#                 the SD specification), a reason text per failed mount check, the flight
+#                 recorder
 # and two variants of runtime with one file system (not in the default list):
 #   runtime-exfat  -DSF_FAT=OFF ...         runtime-fat  -DSF_EXFAT=OFF ...
 set -euo pipefail
@@ -100,7 +101,7 @@ report_as() {  # name printed, program, core dir
 }
 
 sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly mkfs check full}
-lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF"
+lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF"
 want() { [[ " $sets " == *" $1 "* ]]; }
 
 want runtime && build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF

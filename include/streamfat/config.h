@@ -20,6 +20,9 @@
  *   SF_NO_GPT        -DSF_GPT=OFF       src/fs/part_gpt.c            mounting a GPT disk, mkfs
  *                                       (part_gpt_off.c instead)     with GPT: SF_ENOTSUP (SD
  *                                                                    cards are MBR by the spec)
+ *   SF_NO_LOG_TRIGGER -DSF_LOG_TRIGGER=OFF  src/log/trigger.c         sf_log_open with pre_bytes,
+ *                                       (trigger_off.c instead)      pre_ns or post_ns, and
+ *                                                                    sf_log_trigger: SF_ENOTSUP
  *   SF_NO_MESSAGES   -DSF_MESSAGES=OFF  no file left out: sf_vol.why  every check stays; a failed
  *                                       holds one generic text       mount says only that it
  *                                       instead of a reason per      failed (the error code
@@ -73,6 +76,12 @@
 #define SF_HAVE_GPT 0
 #else
 #define SF_HAVE_GPT 1
+#endif
+
+#ifdef SF_NO_LOG_TRIGGER
+#define SF_HAVE_LOG_TRIGGER 0
+#else
+#define SF_HAVE_LOG_TRIGGER 1
 #endif
 
 #ifdef SF_NO_MESSAGES

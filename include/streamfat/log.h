@@ -179,7 +179,9 @@ int sf_log_service(struct sf_log *lg);
 uint64_t sf_log_next_deadline_ns(const struct sf_log *lg);
 
 /* Flight recorder: a trigger now (ts: the trigger's time; why: text for an ANNOTATION, may
- * be NULL). Starts the trigger file at once; SF_EINVAL when the flight recorder is off. */
+ * be NULL). Starts the trigger file at once; SF_EINVAL when the flight recorder is off.
+ * A core built with SF_NO_LOG_TRIGGER (config.h) has none: this and an sf_log_open that
+ * asks for it (pre_bytes, pre_ns, post_ns) return SF_ENOTSUP. */
 int sf_log_trigger(struct sf_log *lg, uint64_t ts, const char *why);
 /* Start the next file: the next sf_log_service closes the current block early and rotates.
  * SF_EINVAL in flight-recorder mode (trigger files end by themselves). */

@@ -548,6 +548,8 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     if (!c.checkpoint_ns)
         c.checkpoint_ns = DEFAULT_CKPT_NS;
     lg->fr = c.pre_bytes || c.pre_ns || c.post_ns;
+    if (lg->fr && !SF_HAVE_LOG_TRIGGER)
+        return SF_ENOTSUP;              /* the flight recorder is not built in */
     if (lg->fr && ((c.flags & SF_LOG_RAW) || !c.clock))
         return SF_EINVAL;
     lg->cfg = c;

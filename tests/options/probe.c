@@ -10,6 +10,10 @@
  *   probe ro IMG               mount; opening for writing, creating, mkdir, unlink and
  *                              rename must fail with SF_EROFS; reading must work
  *   probe nomount IMG          mount must fail with SF_ENOTSUP
+ *   probe log IMG              mount; a logger writes a record and closes; a flight recorder
+ *                              opens, takes a trigger and closes
+ *   probe notrigger IMG        mount; a logger works, but a flight recorder's sf_log_open and
+ *                              sf_log_trigger fail with SF_ENOTSUP (SF_NO_LOG_TRIGGER)
  *   probe badmount IMG         the image with its boot sector signature cleared: mount must
  *                              fail with SF_ECORRUPT; prints "why: " and sf_mount_error's text
  *   TYPE may end in -mbr or -gpt (make-exfat-gpt, nomkfs-fat32-gpt): sf_mkfs then writes
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "streamfat/vol.h"
+#include "streamfat/log.h"
 
 #define DISK (64u << 20)
 
@@ -30,6 +35,59 @@ static int fail(const char *what, int got)
 {
     fprintf(stderr, "probe: %s: got %d (%s)\n", what, got, sf_strerror(got));
     return 1;
+}
+
+static _Alignas(64) uint8_t ring[4 * 4096];
+static _Alignas(64) uint8_t lwork[4096];
+static struct sf_log lg;
+static uint64_t fake_ns;
+
+static uint64_t clock_ns(void *ctx)
+{
+    (void)ctx;
+    return fake_ns += 1000000;
+}
+
+/* A logger on v (flight recorder: keeps 1 ms after a trigger). */
+static int log_open(struct sf_vol *v, int recorder)
+{
+    struct sf_log_cfg c;
+    memset(&c, 0, sizeof c);
+    c.vol = v;
+    c.ring = ring;
+    c.ring_size = sizeof ring;
+    c.block_size = 4096;
+    c.work = lwork;
+    c.work_size = sizeof lwork;
+    c.clock = clock_ns;
+    c.post_ns = recorder ? 1000000 : 0;
+    return sf_log_open(&lg, &c);
+}
+
+static int log_modes(struct sf_vol *v, int have_trigger)
+{
+    int err;
+    if ((err = log_open(v, 0)))
+        return fail("sf_log_open", err);
+    if ((err = sf_log_append(&lg, SF_REC_ANNOTATION, 0, 0, clock_ns(NULL), "probe", 5)))
+        return fail("sf_log_append", err);
+    err = sf_log_trigger(&lg, clock_ns(NULL), "probe");
+    if (err != (have_trigger ? SF_EINVAL : SF_ENOTSUP))
+        return fail(have_trigger ? "sf_log_trigger on a plain logger (want SF_EINVAL)"
+                                 : "sf_log_trigger (want SF_ENOTSUP)", err);
+    if ((err = sf_log_close(&lg)))
+        return fail("sf_log_close", err);
+    err = log_open(v, 1);
+    if (!have_trigger)
+        return err == SF_ENOTSUP ? 0 : fail("sf_log_open as a flight recorder (want SF_ENOTSUP)",
+                                            err);
+    if (err)
+        return fail("sf_log_open as a flight recorder", err);
+    if ((err = sf_log_trigger(&lg, clock_ns(NULL), "probe")))
+        return fail("sf_log_trigger", err);
+    if ((err = sf_log_close(&lg)))
+        return fail("sf_log_close of the flight recorder", err);
+    return 0;
 }
 
 static int mount(struct sf_vol *v)
@@ -104,7 +162,7 @@ int main(int argc, char **argv)
 
     if (argc != 3) {
         fprintf(stderr, "usage: probe make-TYPE[-mbr|-gpt]|nomkfs-TYPE[-mbr|-gpt]|rw|ro|nomount|"
-                        "badmount IMG\n");
+                        "log|notrigger|badmount IMG\n");
         return 2;
     }
     const char *mode = argv[1], *arg = argv[2];
@@ -143,6 +201,9 @@ int main(int argc, char **argv)
             return fail("create /B.TXT", err);
         if ((err = sf_mkdir(&v, "/D")))
             return fail("mkdir /D", err);
+    } else if (strcmp(mode, "log") == 0 || strcmp(mode, "notrigger") == 0) {
+        if (log_modes(&v, strcmp(mode, "log") == 0))
+            return 1;
     } else if (strcmp(mode, "ro") == 0) {
         if ((err = sf_open(&v, &f, "/A.TXT", SF_O_RDWR)) != SF_EROFS)
             return fail("open /A.TXT read-write (want SF_EROFS)", err);

@@ -3,11 +3,12 @@
 #   1. clang, host, everything (library, CLI, tests, helpers) at -O2;
 #   2. gcc, host, core only (SF_CORE_ONLY=ON) at -Os with -ffreestanding, as a
 #      microcontroller build would compile it but with the host's 64-bit ABI;
-#   3. gcc, host, core only without GPT and without mount messages (SF_GPT=OFF,
-#      SF_MESSAGES=OFF: scripts/size.sh's runtime-lean), driving tests/options/probe.c: an
-#      MBR volume formats, mounts and takes writes, GPT formatting is refused (SF_ENOTSUP),
-#      and a damaged boot sector still fails the mount with SF_ECORRUPT, with the generic
-#      text. (t_size with SF_LONG=1 also checks that a GPT disk does not mount.)
+#   3. gcc, host, core only without GPT, mount messages and the flight recorder (SF_GPT=OFF,
+#      SF_MESSAGES=OFF, SF_LOG_TRIGGER=OFF: scripts/size.sh's runtime-lean), driving
+#      tests/options/probe.c: an MBR volume formats, mounts and takes writes, GPT formatting
+#      is refused (SF_ENOTSUP), a logger works but a flight recorder is refused
+#      (SF_ENOTSUP), and a damaged boot sector still fails the mount with SF_ECORRUPT, with
+#      the generic text. (t_size with SF_LONG=1 also checks that a GPT disk does not mount.)
 # Each builds into its own temporary directory.
 set -euo pipefail
 
@@ -36,16 +37,19 @@ else
 fi
 build core-freestanding -DSF_CORE_ONLY=ON -DSF_TESTS=OFF -DCMAKE_BUILD_TYPE=MinSizeRel \
     -DCMAKE_C_FLAGS=-ffreestanding
-build core-lean -DSF_CORE_ONLY=ON -DSF_TESTS=OFF -DSF_GPT=OFF -DSF_MESSAGES=OFF
+build core-lean -DSF_CORE_ONLY=ON -DSF_TESTS=OFF -DSF_GPT=OFF -DSF_MESSAGES=OFF \
+    -DSF_LOG_TRIGGER=OFF
 if [ -f "$tmp/core-lean/libstreamfat-core.a" ]; then
     probe=$tmp/probe-lean
-    if ! cc -std=c11 -Wall -Wextra -Werror -O1 -DSF_NO_GPT -DSF_NO_MESSAGES -I"$src/include" \
+    if ! cc -std=c11 -Wall -Wextra -Werror -O1 -DSF_NO_GPT -DSF_NO_MESSAGES \
+            -DSF_NO_LOG_TRIGGER -I"$src/include" \
             "$src/tests/options/probe.c" "$tmp/core-lean/libstreamfat-core.a" -o "$probe"; then
         echo "FAIL: tests/options/probe.c against the lean core"
         status=1
     else
         for args in "make-exfat-mbr $tmp/lean.img" "rw $tmp/lean.img" "nomkfs-exfat-gpt -" \
-                    "nomkfs-fat32-gpt -" "make-fat32 $tmp/plain.img"; do
+                    "nomkfs-fat32-gpt -" "make-fat32 $tmp/plain.img" \
+                    "notrigger $tmp/plain.img"; do
             # shellcheck disable=SC2086
             if "$probe" $args; then
                 echo "ok: lean probe $args"

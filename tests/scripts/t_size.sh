@@ -169,6 +169,7 @@ if [ "${SF_LONG:-0}" = 1 ]; then
         probe noexfat nomkfs-exfat -
         probe ro nomkfs-exfat -
         probe nofat rw "$tmp/ex.img"
+        probe nofat log "$tmp/ex.img"
         probe nofat nomount "$tmp/f32.img"
         probe noexfat rw "$tmp/f32.img"
         probe noexfat nomount "$tmp/ex.img"
