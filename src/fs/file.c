@@ -199,10 +199,14 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
     int err;
     while (n) {
         uint64_t lba, run;
-        if ((err = file_map(f, pos, n, &lba, &run)))
-            return err;
         uint32_t in = (uint32_t)(pos & (ss - 1));
-        if (src && in == 0 && run >= ss && buf_aligned(v, src)) {
+        int direct = src && in == 0 && n >= ss && buf_aligned(v, src);
+        /* Map only what this step uses: one sector unless the caller's buffer goes straight
+         * to the device (mapping all of n walks the chain ahead each time: zero-filling a
+         * FAT file sector by sector was quadratic in its clusters). */
+        if ((err = file_map(f, pos, direct ? n : (n < ss - in ? n : ss - in), &lba, &run)))
+            return err;
+        if (direct) {
             uint64_t secs = run >> v->sector_shift;
             if (secs > 0x10000)
                 secs = 0x10000;
