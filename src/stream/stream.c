@@ -77,6 +77,8 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
     struct sf_vol *v = s->v;
     uint64_t step = s->cfg.prealloc_step;
     int err;
+    if (end <= s->alloc)
+        return 0;                 /* every write asks: the common case costs one compare */
     /* Without a configured step the steps grow with the file, half of what it has up to
      * 1 GiB: each allocation write waits behind the data in flight (about one request's
      * time), so a 4 GiB stream takes 11 of them rather than 64. The excess goes back at
