@@ -272,35 +272,23 @@ int fat_mount(struct sf_vol *v, uint8_t *buf)
 
 /* ---- dirty state and free count ---- */
 
-/* Write FAT[1] of every copy with the clean-shutdown bit set (clean) or cleared. */
+/* Write FAT[1] of every copy with the clean-shutdown bit set (clean) or cleared, the first
+ * copy first. Each copy is rewritten from its own sector 0, so a copy never takes
+ * another's entries; only the flag bit changes. */
 static int write_fat1(struct sf_vol *v, int dirty)
 {
-    uint8_t *s;
-    int err = cache_get(v, v->fat_offset, &s);
-    if (err)
-        return err;
-    if (v->fat_bits == 32) {
-        uint32_t e = ld_le32(s + 4);
-        st_le32(s + 4, dirty ? e & ~FAT32_CLN_SHUT : e | FAT32_CLN_SHUT);
-    } else {
-        uint32_t e = ld_le16(s + 2);
-        st_le16(s + 2, (uint16_t)(dirty ? e & ~FAT16_CLN_SHUT : e | FAT16_CLN_SHUT));
-    }
-    if ((err = cache_put(v, v->fat_offset)))
-        return err;
-    for (uint32_t k = 1; k < v->num_fats; k++) {
+    for (uint32_t k = 0; k < v->num_fats; k++) {
         uint64_t lba = v->fat_offset + (uint64_t)k * v->fat_length;
-        uint8_t *c;
-        /* Other copies are rewritten from their own sector 0, so a copy never takes
-         * another's entries; only the flag bit changes. */
-        if ((err = cache_get(v, lba, &c)))
+        uint8_t *s;
+        int err = cache_get(v, lba, &s);
+        if (err)
             return err;
         if (v->fat_bits == 32) {
-            uint32_t e = ld_le32(c + 4);
-            st_le32(c + 4, dirty ? e & ~FAT32_CLN_SHUT : e | FAT32_CLN_SHUT);
+            uint32_t e = ld_le32(s + 4);
+            st_le32(s + 4, dirty ? e & ~FAT32_CLN_SHUT : e | FAT32_CLN_SHUT);
         } else {
-            uint32_t e = ld_le16(c + 2);
-            st_le16(c + 2, (uint16_t)(dirty ? e & ~FAT16_CLN_SHUT : e | FAT16_CLN_SHUT));
+            uint32_t e = ld_le16(s + 2);
+            st_le16(s + 2, (uint16_t)(dirty ? e & ~FAT16_CLN_SHUT : e | FAT16_CLN_SHUT));
         }
         if ((err = cache_put(v, lba)))
             return err;
