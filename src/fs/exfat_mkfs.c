@@ -34,7 +34,7 @@
 #define TIB (1024ull * GIB)
 
 #define MBR_TYPE_EXFAT 0x07
-#define GPT_ENTRY_BYTES 16384u  /* part.c writes 128 entries of 128 bytes */
+#define GPT_ENTRY_BYTES 16384u  /* part_gpt.c writes 128 entries of 128 bytes */
 
 /* ---- options and geometry ---- */
 
