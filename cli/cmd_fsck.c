@@ -7,7 +7,6 @@
 #include "target.h"
 #include "fault_env.h"
 #include "streamfat/check.h"
-#include "fs/part.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -81,44 +80,20 @@ static void finding(void *user, const struct sf_check_finding *f)
     o->n++;
 }
 
-/* Open the device and find the volume on it: bd is the whole device or a partition window. */
-static int open_volume(const char *path, int repair, uint32_t partition, struct sf_filebd *f,
-                       struct sf_bdev_window *w, struct sf_bdev **bd)
+/* Locate the volume without mounting it: bd is the whole device or a partition window.
+ * Where sf_probe recognises nothing fsck still looks (the partition's first sector may be
+ * what is damaged), and the checker says what it finds. */
+static int open_volume(struct target *t, const char *path, int repair, uint32_t partition,
+                       struct sf_bdev **bd)
 {
-    uint8_t *buf = malloc(4096);
     uint8_t type;
-    uint32_t ss;
-    struct sf_part part;
-    int err;
-    if (!buf) {
-        cli_err("out of memory");
+
+    if (target_locate(t, path, repair ? 0 : TARGET_RDONLY, partition, &type))
         return CLI_ERR;
-    }
-    if (target_open_dev(f, path, repair ? 0 : SF_FILEBD_RDONLY, 0, 0)) {
-        free(buf);
+    *bd = target_volume_bd(t, partition);
+    if (!*bd) {
+        target_close(t);
         return CLI_ERR;
-    }
-    err = sf_probe(&f->bd, partition, buf, &type, &ss);
-    if (!err && type != SF_FS_NONE && ss != f->bd.sector_size && !f->is_blockdev)
-        err = sf_filebd_set_sector_size(f, ss);
-    if (!err)
-        err = sf_part_find(&f->bd, partition, buf, &part);
-    free(buf);
-    if (err == SF_ENOENT) {
-        cli_err("%s: no FAT or exFAT file system found", path);
-        return CLI_ERR;
-    }
-    if (err) {
-        cli_err("%s: %s", path, sf_strerror(err));
-        return CLI_ERR;
-    }
-    *bd = &f->bd;
-    if (part.scheme != SF_PART_NONE) {
-        if ((err = sf_bdev_window_init(w, &f->bd, part.first, part.count))) {
-            cli_err("%s: partition: %s", path, sf_strerror(err));
-            return CLI_ERR;
-        }
-        *bd = &w->bd;
     }
     if (repair)
         *bd = fault_env_wrap(*bd);         /* STREAMFAT_FAULT: tests only */
@@ -127,8 +102,7 @@ static int open_volume(const char *path, int repair, uint32_t partition, struct 
 
 int cmd_fsck(int argc, char **argv)
 {
-    struct sf_filebd f;
-    struct sf_bdev_window w;
+    struct target t;
     struct sf_bdev *bd;
     struct sf_check_result r;
     struct out o = { 0, 0 };
@@ -157,14 +131,14 @@ int cmd_fsck(int argc, char **argv)
     const char *path = argv[optind];
 
     /* fsck's own statuses: an error opening or reading the target is 2, not 1. */
-    if (open_volume(path, (flags & SF_CHECK_REPAIR) != 0, partition, &f, &w, &bd)) {
+    if (open_volume(&t, path, (flags & SF_CHECK_REPAIR) != 0, partition, &bd)) {
         return 2;
     }
     sf_ssize_t need = sf_check_work_size(bd);
     if (need < 0) {
         cli_err("%s: %s", path, need == SF_ECORRUPT ? "no FAT or exFAT file system found"
                                                     : sf_strerror((int)need));
-        sf_filebd_close(&f);
+        target_close(&t);
         return 2;
     }
     void *work = target_alloc(bd, (size_t)need);
@@ -177,7 +151,8 @@ int cmd_fsck(int argc, char **argv)
     }
     int rc = sf_check(bd, &opts, &r);
     free(work);
-    int cerr = sf_filebd_close(&f);
+    int cerr = sf_filebd_close(&t.fbd);     /* its error is the check's: no second line */
+    t.opened = 0;
     if (rc >= 0 && cerr && (flags & SF_CHECK_REPAIR))
         rc = SF_EIO;
     if (o.json) {

@@ -7,6 +7,7 @@
 #include "fault_env.h"
 #include "cli.h"
 #include "sim_target.h"
+#include "fs/part.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +158,38 @@ static int open_dev(struct target *t, const char *path, unsigned flags)
     return target_open_dev(&t->fbd, path, ff, 0, 0);
 }
 
+/* A fresh t with its device open; nothing stacked on it yet. */
+static int target_start(struct target *t, const char *path, unsigned flags)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    if (open_dev(t, path, flags))
+        return CLI_ERR;
+    t->opened = 1;
+    return 0;
+}
+
+/* Over the settled storage device: a sim: target's timing model, or with TARGET_ASYNC the
+ * asynchronous device (it copies the geometry, so the sector size must be settled first). */
+static int stack_device(struct target *t, const char *path, unsigned flags,
+                        unsigned queue_depth)
+{
+    int err;
+
+    if (sim_target_is(path))
+        return sim_attach(t);    /* asynchronous by itself: TARGET_ASYNC is not needed */
+    if (!(flags & TARGET_ASYNC))
+        return 0;
+    err = sf_aiobd_init(&t->aio, &t->fbd, aio_depth(queue_depth),
+                        (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
+    if (err) {
+        cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));
+        return CLI_ERR;
+    }
+    t->async = 1;
+    return 0;
+}
+
 /* The file system's sector size differs from the one the image was opened with. With
  * O_DIRECT the host may refuse it (its O_DIRECT offset alignment is larger); then reopen
  * buffered. */
@@ -208,36 +241,24 @@ int target_open(struct target *t, const char *path, unsigned flags, uint32_t par
     return target_open_async(t, path, flags & ~TARGET_ASYNC, partition, 0);
 }
 
-int target_open_async(struct target *t, const char *path, unsigned flags, uint32_t partition,
-                      unsigned queue_depth)
+int target_locate(struct target *t, const char *path, unsigned flags, uint32_t partition,
+                  uint8_t *type)
 {
-    struct sf_vol_cfg cfg;
-    uint8_t type = SF_FS_NONE;
     uint32_t ss = 0;
-    const uint32_t cache_bytes = 2u << 20;   /* metadata cache: a 10,000-file directory fits */
     void *probe;
     int err;
 
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    if (open_dev(t, path, flags))
+    if (target_start(t, path, flags))
         return CLI_ERR;
-    t->opened = 1;
-
     probe = target_alloc(&t->fbd.bd, 4096);
-    err = sf_probe(&t->fbd.bd, partition, probe, &type, &ss);
+    err = sf_probe(&t->fbd.bd, partition, probe, type, &ss);
     free(probe);
     if (err) {
         cli_err("%s: cannot read: %s", path, sf_strerror(err));
         goto fail;
     }
-    if (type == SF_FS_NONE) {
-        if (partition)
-            cli_err("%s: no FAT or exFAT file system in partition %u", path, partition);
-        else
-            cli_err("%s: no FAT or exFAT file system found", path);
-        goto fail;
-    }
+    if (*type == SF_FS_NONE)
+        return 0;                /* the caller decides: mount refuses, fsck looks anyway */
     if (ss != t->fbd.bd.sector_size) {
         if (t->fbd.is_blockdev) {
             cli_err("%s: file system has %u-byte sectors but the device has %u-byte sectors",
@@ -263,19 +284,58 @@ int target_open_async(struct target *t, const char *path, unsigned flags, uint32
         if (t->fbd.bd.sector_size != fs_ss && set_sector_size(t, path, flags, fs_ss))
             goto fail;
     }
-    if (sim_target_is(path)) {
-        if (sim_attach(t))       /* asynchronous by itself: TARGET_ASYNC is not needed */
-            goto fail;
-    } else if (flags & TARGET_ASYNC) {
-        /* After the sector size is settled: the aio device copies the geometry. */
-        err = sf_aiobd_init(&t->aio, &t->fbd, aio_depth(queue_depth),
-                            (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
-        if (err) {
-            cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));
-            goto fail;
-        }
-        t->async = 1;
+    return 0;
+
+fail:
+    target_close(t);
+    return CLI_ERR;
+}
+
+struct sf_bdev *target_volume_bd(struct target *t, uint32_t partition)
+{
+    void *buf = target_alloc(&t->fbd.bd, 4096);
+    struct sf_part part;
+    int err = sf_part_find(&t->fbd.bd, partition, buf, &part);
+
+    free(buf);
+    if (err == SF_ENOENT) {
+        cli_err("%s: no FAT or exFAT file system found", t->path);
+        return NULL;
     }
+    if (err) {
+        cli_err("%s: %s", t->path, sf_strerror(err));
+        return NULL;
+    }
+    if (part.scheme == SF_PART_NONE)
+        return &t->fbd.bd;
+    if ((err = sf_bdev_window_init(&t->win, &t->fbd.bd, part.first, part.count))) {
+        cli_err("%s: partition: %s", t->path, sf_strerror(err));
+        return NULL;
+    }
+    return &t->win.bd;
+}
+
+/* The mount step, over what target_locate found. sf_mount finds the partition itself
+ * (cfg.partition) on the whole device, so that the offsets it reports are the device's. */
+int target_open_async(struct target *t, const char *path, unsigned flags, uint32_t partition,
+                      unsigned queue_depth)
+{
+    struct sf_vol_cfg cfg;
+    uint8_t type = SF_FS_NONE;
+    const uint32_t cache_bytes = 2u << 20;   /* metadata cache: a 10,000-file directory fits */
+    int err;
+
+    if (target_locate(t, path, flags, partition, &type))
+        return CLI_ERR;
+    if (type == SF_FS_NONE) {
+        if (partition)
+            cli_err("%s: no FAT or exFAT file system in partition %u", path, partition);
+        else
+            cli_err("%s: no FAT or exFAT file system found", path);
+        goto fail;
+    }
+    if (stack_device(t, path, flags, queue_depth))
+        goto fail;
 
     t->cache = target_alloc(target_bd(t), cache_bytes);
     t->upcase = malloc(SF_UPCASE_BUF_SIZE);
@@ -314,26 +374,22 @@ fail:
 
 int target_open_raw(struct target *t, const char *path, unsigned flags, unsigned queue_depth)
 {
-    int err;
-
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    if (open_dev(t, path, flags))
+    if (target_start(t, path, flags))
         return CLI_ERR;
-    t->opened = 1;
-    if (sim_target_is(path))
-        return sim_attach(t) ? (target_close(t), CLI_ERR) : 0;
-    if (flags & TARGET_ASYNC) {
-        err = sf_aiobd_init(&t->aio, &t->fbd, aio_depth(queue_depth),
-                            (flags & TARGET_NO_URING) ? SF_AIOBD_NO_URING : 0);
-        if (err) {
-            cli_err("%s: cannot set up asynchronous I/O: %s", path, sf_strerror(err));
-            target_close(t);
-            return CLI_ERR;
-        }
-        t->async = 1;
+    if (stack_device(t, path, flags, queue_depth)) {
+        target_close(t);
+        return CLI_ERR;
     }
     return 0;
+}
+
+/* A close step's error; only the first of them is reported. */
+static void close_failed(const struct target *t, int err, int *rc)
+{
+    if (err && !*rc) {
+        cli_err("%s: close failed: %s", t->path, sf_strerror(err));
+        *rc = CLI_ERR;
+    }
 }
 
 int target_close(struct target *t)
@@ -349,11 +405,7 @@ int target_close(struct target *t)
         t->mounted = 0;
     }
     if (t->async) {
-        err = sf_aiobd_close(&t->aio);
-        if (err && !rc) {
-            cli_err("%s: close failed: %s", t->path, sf_strerror(err));
-            rc = CLI_ERR;
-        }
+        close_failed(t, sf_aiobd_close(&t->aio), &rc);
         t->async = 0;
     }
     if (t->is_sim) {
@@ -361,11 +413,7 @@ int target_close(struct target *t)
         t->is_sim = 0;
     }
     if (t->opened) {
-        err = sf_filebd_close(&t->fbd);
-        if (err && !rc) {
-            cli_err("%s: close failed: %s", t->path, sf_strerror(err));
-            rc = CLI_ERR;
-        }
+        close_failed(t, sf_filebd_close(&t->fbd), &rc);
         t->opened = 0;
     }
     free(t->cache);

@@ -1,5 +1,7 @@
-/* Opening a TARGET (image file or block device) and mounting the volume on it. Every
- * failure prints one line naming the target and the reason. */
+/* Opening a TARGET (image file or block device) and mounting the volume on it, in two
+ * steps: locate (open the device, find the file system, settle the sector size; what fsck
+ * needs, as it must not mount) and mount. Every failure prints one line naming the target
+ * and the reason. */
 #ifndef SF_CLI_TARGET_H
 #define SF_CLI_TARGET_H
 
@@ -21,6 +23,7 @@ struct target {
     struct sf_aiobd aio;     /* with TARGET_ASYNC; the volume is mounted on aio.bd */
     struct sf_simbd sim;     /* a sim: TARGET (cli/sim_target.h): the timing model over fbd,
                                 asynchronous by itself; the volume is mounted on sim.bd */
+    struct sf_bdev_window win; /* target_volume_bd: the partition, for fsck */
     struct sf_vol vol;
     void *cache;
     uint16_t *upcase;
@@ -28,7 +31,19 @@ struct target {
     int opened, mounted, async, is_sim;
 };
 
-/* Open and mount. partition: 0 automatic, N the Nth. Returns 0 or CLI_ERR. */
+/* The locate step, no mount: open the device (TARGET_RDONLY, TARGET_DIRECT as below), look
+ * for a file system (sf_probe, into a partition table) and give the device the file
+ * system's sector size. *type is SF_FS_NONE when nothing is recognised: not an error here
+ * (target_open refuses it, fsck looks anyway), and the device is then left as opened.
+ * The device is t->fbd; close with target_close. Returns 0 or CLI_ERR. */
+int target_locate(struct target *t, const char *path, unsigned flags, uint32_t partition,
+                  uint8_t *type);
+/* After target_locate: the volume's sectors read without a mount, a window onto the
+ * partition (t->win) or the whole device for a superfloppy. NULL after printing an error
+ * (no such partition or volume, an inconsistent table). */
+struct sf_bdev *target_volume_bd(struct target *t, uint32_t partition);
+
+/* Locate, then mount. partition: 0 automatic, N the Nth. Returns 0 or CLI_ERR. */
 int target_open(struct target *t, const char *path, unsigned flags, uint32_t partition);
 /* The same with the asynchronous device's queue depth (TARGET_ASYNC; 0 means 4). */
 int target_open_async(struct target *t, const char *path, unsigned flags, uint32_t partition,
