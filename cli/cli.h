@@ -25,13 +25,46 @@ extern const char *cli_cmd;
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "streamfat CMD: <message>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Turn getopt_long's '?' or ':' into a usage error; returns CLI_USAGE. */
-int cli_bad_option(int c, char **argv);
 /* Parse a non-negative decimal integer no larger than max; 0 or -1. */
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
-/* --partition N for commands that open an existing volume; prints a usage error and
- * returns CLI_USAGE, or 0. */
-int cli_parse_partition(const char *s, uint32_t *out);
+
+/* A command's option loop (cli/args.c). cli_getopt handles what commands share:
+ * -h/--help (getopt code 'h') prints `help`; getopt's '?' and ':' become usage errors;
+ * with CLI_OPT_PARTITION the code 'P' is --partition N, with CLI_OPT_JSON 'j' is --json.
+ * It returns the next option for the command itself, 0 when the options end (optind is
+ * then the first positional argument), or -1 when the command is done and returns
+ * `status` (CLI_OK after the help, CLI_USAGE after a usage error). Usage:
+ *     struct cli_opts cl = CLI_OPTS(argc, argv, ":ph", longopts, help, CLI_OPT_PARTITION);
+ *     while ((c = cli_getopt(&cl)) > 0) switch (c) { case 'p': ...; }
+ *     if (c < 0) return cl.status;
+ * and cl.partition, cl.json hold the shared options' values. */
+#define CLI_OPT_PARTITION 0x1u
+#define CLI_OPT_JSON      0x2u
+/* Their entries in a command's longopts (which needs <getopt.h>); every list ends with
+ * CLI_LONGOPTS_END (--help, then the terminator). */
+#define CLI_LONGOPT_PARTITION { "partition", required_argument, NULL, 'P' }
+#define CLI_LONGOPT_JSON      { "json", no_argument, NULL, 'j' }
+#define CLI_LONGOPTS_END      { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
+struct option;
+struct cli_opts {
+    int argc;
+    char **argv;
+    const char *shortopts;          /* getopt_long's, beginning with ':' */
+    const struct option *longopts;
+    const char *help;
+    unsigned shared;                /* CLI_OPT_* handled by cli_getopt */
+    uint32_t partition;             /* --partition N; 0 = automatic */
+    int json;                       /* --json given */
+    int status;                     /* after -1: what the command returns */
+    int started;
+};
+#define CLI_OPTS(argc, argv, shortopts, longopts, help, shared) \
+    { (argc), (argv), (shortopts), (longopts), (help), (shared), 0, 0, 0, 0 }
+int cli_getopt(struct cli_opts *o);
+/* The positional arguments after the options: the NULL-terminated names ("TARGET",
+ * "PATH") must all be there, else "missing NAME"; at most max in all (-1: any number),
+ * else "unexpected argument 'X'" for the first extra. Returns 0 or CLI_USAGE. */
+int cli_args(int argc, char **argv, int max, ...) __attribute__((sentinel));
 
 /* Wall clock for timestamps (CLOCK_REALTIME in ms) and the local UTC offset rounded to
  * 15 minutes, as the library's sf_vol_cfg wants them. */

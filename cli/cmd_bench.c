@@ -83,8 +83,7 @@ static const struct option longopts[] = {
     { "csv", required_argument, NULL, OPT_CSV },
     { "json", no_argument, NULL, OPT_JSON },
     { "destroy", no_argument, NULL, OPT_DESTROY },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPTS_END,
 };
 
 #define MAX_QD 64u
@@ -554,6 +553,7 @@ static int write_svg(const char *path, const struct bench_result *r, const char 
 
 static int parse(int argc, char **argv, struct opts *o)
 {
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, help, 0);
     const char *why;
     uint64_t v;
     int c;
@@ -561,9 +561,7 @@ static int parse(int argc, char **argv, struct opts *o)
     memset(o, 0, sizeof *o);
     o->bs = 1u << 20;
     o->qd = 4;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case OPT_RAW: o->fs = 0; break;
         case OPT_FS: o->fs = 1; break;
@@ -594,13 +592,10 @@ static int parse(int argc, char **argv, struct opts *o)
                 return cli_usage("invalid --duration '%s': %s", optarg, v ? why : "zero");
             o->duration_ns = v;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return -1;
-        default:
-            return cli_bad_option(c, argv);
         }
     }
+    if (c < 0)
+        return cl.status == CLI_OK ? -1 : cl.status;
     if (o->full && o->size)
         return cli_usage("--size and --full exclude each other");
     if (optind + 1 != argc)

@@ -63,9 +63,8 @@ static const char get_help[] =
 "  0 success, 1 error, 2 wrong usage.\n";
 
 static const struct option longopts[] = {
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -134,46 +133,18 @@ static int copy_out(struct target *t, const char *path, int fd, const char *dest
     return rc;
 }
 
-static int parse(int argc, char **argv, const char *help, uint32_t *partition, int *done)
-{
-    int c;
-
-    *done = 0;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'P':
-            if (cli_parse_partition(optarg, partition))
-                return CLI_USAGE;
-            break;
-        case 'h':
-            fputs(help, stdout);
-            *done = 1;
-            return CLI_OK;
-        default:
-            return cli_bad_option(c, argv);
-        }
-    }
-    return 0;
-}
-
 int cmd_cat(int argc, char **argv)
 {
     struct target t;
-    uint32_t partition = 0;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, cat_help, CLI_OPT_PARTITION);
     sf_time_ms mtime;
-    int rc, done;
+    int rc;
 
-    if ((rc = parse(argc, argv, cat_help, &partition, &done)) || done)
-        return rc;
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 >= argc)
-        return cli_usage("missing PATH");
-    if (optind + 2 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 2]);
-    if (target_open(&t, argv[optind], TARGET_RDONLY, partition))
+    if (cli_getopt(&cl) < 0)                 /* it has no options of its own */
+        return cl.status;
+    if (cli_args(argc, argv, 2, "TARGET", "PATH", NULL))
+        return CLI_USAGE;
+    if (target_open(&t, argv[optind], TARGET_RDONLY, cl.partition))
         return CLI_ERR;
     rc = copy_out(&t, argv[optind + 1], STDOUT_FILENO, "standard output", &mtime);
     if (target_close(&t))
@@ -184,21 +155,17 @@ int cmd_cat(int argc, char **argv)
 int cmd_get(int argc, char **argv)
 {
     struct target t;
-    uint32_t partition = 0;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, get_help, CLI_OPT_PARTITION);
     sf_time_ms mtime = 0;
     const char *path, *dest_arg;
     char *dest, *base;
     struct stat hs;
-    int rc, done, fd;
+    int rc, fd;
 
-    if ((rc = parse(argc, argv, get_help, &partition, &done)) || done)
-        return rc;
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 >= argc)
-        return cli_usage("missing PATH");
-    if (optind + 3 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 3]);
+    if (cli_getopt(&cl) < 0)                 /* it has no options of its own */
+        return cl.status;
+    if (cli_args(argc, argv, 3, "TARGET", "PATH", NULL))
+        return CLI_USAGE;
     path = argv[optind + 1];
     dest_arg = optind + 2 < argc ? argv[optind + 2] : NULL;
     if (cli_is_root(path))
@@ -215,7 +182,7 @@ int cmd_get(int argc, char **argv)
         dest = strdup(dest_arg);
     free(base);
 
-    if (target_open(&t, argv[optind], TARGET_RDONLY, partition)) {
+    if (target_open(&t, argv[optind], TARGET_RDONLY, cl.partition)) {
         free(dest);
         return CLI_ERR;
     }

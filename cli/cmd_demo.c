@@ -62,8 +62,7 @@ static const char help[] =
 
 static const struct option longopts[] = {
     { "image", required_argument, NULL, 'o' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPTS_END,
 };
 
 #define NS UINT64_C(1000000000)
@@ -410,6 +409,7 @@ out:
 int cmd_demo(int argc, char **argv)
 {
     struct mkfs_args a;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:h", longopts, help, 0);
     struct target t;
     struct sf_log_stats st;
     struct sf_hist dev;
@@ -420,17 +420,13 @@ int cmd_demo(int argc, char **argv)
     uint8_t *dbuf;
     int c, err, rc = CLI_ERR;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': image = optarg; break;
-        case 'h': fputs(help, stdout); return CLI_OK;
-        default:  return cli_bad_option(c, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind]);
+    while ((c = cli_getopt(&cl)) > 0)
+        if (c == 'o')
+            image = optarg;
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, 0, NULL))
+        return CLI_USAGE;
 
     {
         struct stat hs;

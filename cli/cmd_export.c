@@ -95,14 +95,14 @@ static const char export_help[] =
 "  an error, 2 wrong usage.\n";
 
 enum {
-    OPT_PARTITION = 256, OPT_ALL, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
+    OPT_ALL = 256, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
     OPT_RELATIVE, OPT_BLF_COMPRESS,
 };
 
 static const struct option longopts[] = {
     { "format", required_argument, NULL, 'f' },
     { "output", required_argument, NULL, 'o' },
-    { "partition", required_argument, NULL, OPT_PARTITION },
+    CLI_LONGOPT_PARTITION,
     { "all", no_argument, NULL, OPT_ALL },
     { "channel", required_argument, NULL, OPT_CHANNEL },
     { "id", required_argument, NULL, OPT_ID },
@@ -111,8 +111,7 @@ static const struct option longopts[] = {
     { "absolute", no_argument, NULL, OPT_ABSOLUTE },
     { "relative", no_argument, NULL, OPT_RELATIVE },
     { "blf-compress", required_argument, NULL, OPT_BLF_COMPRESS },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPTS_END,
 };
 
 static const struct export_writer *const writers[] = {
@@ -718,8 +717,10 @@ static int export_all(const struct opts *o, const char *target, const char *outd
 int cmd_export(int argc, char **argv)
 {
     struct opts o;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":f:o:h", longopts, export_help,
+                                  CLI_OPT_PARTITION);
     const char *out_path = NULL;
-    uint32_t partition = 0;
+    uint32_t partition;
     int c, rc, nargs, all = 0;
     uint64_t v;
     FILE *out;
@@ -727,9 +728,7 @@ int cmd_export(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.w = &export_candump;
     o.blf_level = 1;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case 'f': {
             unsigned i;
@@ -744,10 +743,6 @@ int cmd_export(int argc, char **argv)
         }
         case 'o':
             out_path = optarg;
-            break;
-        case OPT_PARTITION:
-            if (cli_parse_partition(optarg, &partition))
-                return CLI_USAGE;
             break;
         case OPT_ALL:
             all = 1;
@@ -787,13 +782,11 @@ int cmd_export(int argc, char **argv)
                 return cli_usage("--blf-compress '%s': expects 0 (stored) to 9", optarg);
             o.blf_level = (int)v;
             break;
-        case 'h':
-            fputs(export_help, stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(c, argv);
         }
     }
+    if (c < 0)
+        return cl.status;
+    partition = cl.partition;
     if (o.relative && o.w->has_start)
         return cli_usage("--relative does not apply to %s: its times always count from the "
                          "start time in its header", o.w->name);

@@ -48,10 +48,9 @@ static const char help[] =
 static const struct option longopts[] = {
     { "repair", no_argument, NULL, 'r' },
     { "no-recover", no_argument, NULL, 'N' },
-    { "json", no_argument, NULL, 'j' },
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_JSON,
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 struct out {
@@ -106,29 +105,24 @@ int cmd_fsck(int argc, char **argv)
     struct sf_bdev *bd;
     struct sf_check_result r;
     struct out o = { 0, 0 };
-    uint32_t partition = 0, flags = 0;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":rh", longopts, help,
+                                  CLI_OPT_PARTITION | CLI_OPT_JSON);
+    uint32_t partition, flags = 0;
     int c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":rh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case 'r': flags |= SF_CHECK_REPAIR; break;
         case 'N': flags |= SF_CHECK_NO_RECOVER; break;
-        case 'j': o.json = 1; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &partition))
-                return CLI_USAGE;
-            break;
-        case 'h': fputs(help, stdout); return CLI_OK;
-        default:  return cli_bad_option(c, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 1]);
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, 1, "TARGET", NULL))
+        return CLI_USAGE;
     const char *path = argv[optind];
+    partition = cl.partition;
+    o.json = cl.json;
 
     /* fsck's own statuses: an error opening or reading the target is 2, not 1. */
     if (open_volume(&t, path, (flags & SF_CHECK_REPAIR) != 0, partition, &bd)) {

@@ -37,41 +37,29 @@ static const char help[] =
 "  0 success, 1 no file system or an error reading it, 2 wrong usage.\n";
 
 static const struct option longopts[] = {
-    { "json", no_argument, NULL, 'j' },
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_JSON,
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 int cmd_info(int argc, char **argv)
 {
     struct target t;
     struct sf_vol_info vi;
-    uint32_t partition = 0;
-    int json = 0, c, err, first = 1;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, help,
+                                  CLI_OPT_PARTITION | CLI_OPT_JSON);
+    int json, err, first = 1;
     int64_t free_cl;
     char serial[16], hs[32];
     uint64_t free_bytes;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = 1; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &partition))
-                return CLI_USAGE;
-            break;
-        case 'h': fputs(help, stdout); return CLI_OK;
-        default:  return cli_bad_option(c, argv);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 1]);
+    if (cli_getopt(&cl) < 0)                 /* it has no options of its own */
+        return cl.status;
+    if (cli_args(argc, argv, 1, "TARGET", NULL))
+        return CLI_USAGE;
+    json = cl.json;
 
-    if (target_open(&t, argv[optind], TARGET_RDONLY, partition))
+    if (target_open(&t, argv[optind], TARGET_RDONLY, cl.partition))
         return CLI_ERR;
     err = sf_vol_info(&t.vol, &vi);
     if (err) {

@@ -163,10 +163,9 @@ static const struct option longopts[] = {
     { "measure", no_argument, NULL, OPT_MEASURE },
     { "json", no_argument, NULL, OPT_JSON },
     { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
-    { "partition", required_argument, NULL, 'P' },
+    CLI_LONGOPT_PARTITION,
     { "quiet", no_argument, NULL, 'q' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPTS_END,
 };
 
 struct log_args {
@@ -518,15 +517,14 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
 
 static int parse_args(int argc, char **argv, struct log_args *a)
 {
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
     int c, rc;
     uint64_t v;
 
     memset(a, 0, sizeof *a);
     a->qd = DEFAULT_QD;
     a->direct = 1;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":s:qh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         rc = 0;
         switch (c) {
         case 's': a->source = optarg; break;
@@ -592,22 +590,19 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         case OPT_MEASURE: a->measure = 1; break;
         case OPT_JSON: a->json = 1; break;
         case OPT_NO_DIRECT: a->direct = 0; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &a->partition))
-                return CLI_USAGE;
-            break;
         case 'q': a->quiet = 1; break;
-        case 'h': fputs(help, stdout); exit(CLI_OK);
-        default: return cli_bad_option(c, argv);
         }
         if (rc)
             return rc;
     }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
+    if (c < 0 && cl.status == CLI_OK)
+        exit(CLI_OK);                       /* the help: nothing more to do */
+    if (c < 0)
+        return cl.status;
+    a->partition = cl.partition;
+    if (cli_args(argc, argv, 1, "TARGET", NULL))
+        return CLI_USAGE;
     a->target = argv[optind++];
-    if (optind < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind]);
     if (!a->source)
         return cli_usage("missing --source");
     if (a->chunk && (a->chunk < SF_BLOCK_MIN || a->chunk > SF_BLOCK_MAX ||

@@ -44,10 +44,9 @@ static const char help[] =
 static const struct option longopts[] = {
     { "long", no_argument, NULL, 'l' },
     { "recursive", no_argument, NULL, 'R' },
-    { "json", no_argument, NULL, 'j' },
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_JSON,
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 struct ls_ctx {
@@ -200,34 +199,28 @@ int ls_run(struct sf_vol *vol, const char *target, const char *path, unsigned fl
 int cmd_ls(int argc, char **argv)
 {
     struct target t;
-    uint32_t partition = 0;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":lRh", longopts, help,
+                                  CLI_OPT_PARTITION | CLI_OPT_JSON);
     unsigned flags = 0;
     const char *path = "";
     int c, rc;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":lRh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case 'l': flags |= LS_LONG; break;
         case 'R': flags |= LS_RECURSIVE; break;
-        case 'j': flags |= LS_JSON; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &partition))
-                return CLI_USAGE;
-            break;
-        case 'h': fputs(help, stdout); return CLI_OK;
-        default:  return cli_bad_option(c, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, 2, "TARGET", NULL))
+        return CLI_USAGE;
     if (optind + 1 < argc)
         path = argv[optind + 1];
-    if (optind + 2 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 2]);
+    if (cl.json)
+        flags |= LS_JSON;
 
-    if (target_open(&t, argv[optind], TARGET_RDONLY, partition))
+    if (target_open(&t, argv[optind], TARGET_RDONLY, cl.partition))
         return CLI_ERR;
     rc = ls_run(&t.vol, t.path, path, flags, stdout);
     if (target_close(&t))

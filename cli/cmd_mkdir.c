@@ -34,9 +34,8 @@ static const char help[] =
 
 static const struct option longopts[] = {
     { "parents", no_argument, NULL, 'p' },
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 /* mkdir, where an existing directory is fine. */
@@ -97,32 +96,15 @@ static int make_one(struct target *t, const char *path, int parents)
 
 int cmd_mkdir(int argc, char **argv)
 {
-    struct target t;
-    uint32_t partition = 0;
-    int parents = 0, c, rc = 0, i;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":ph", longopts, help, CLI_OPT_PARTITION);
+    int parents = 0, c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":ph", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p': parents = 1; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &partition))
-                return CLI_USAGE;
-            break;
-        case 'h': fputs(help, stdout); return CLI_OK;
-        default:  return cli_bad_option(c, argv);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 >= argc)
-        return cli_usage("missing PATH");
-    if (target_open(&t, argv[optind], 0, partition))
-        return CLI_ERR;
-    for (i = optind + 1; i < argc && rc == 0; i++)
-        rc = make_one(&t, argv[i], parents);
-    if (target_close(&t))
-        rc = CLI_ERR;
-    return rc;
+    while ((c = cli_getopt(&cl)) > 0)
+        if (c == 'p')
+            parents = 1;
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, -1, "TARGET", "PATH", NULL))
+        return CLI_USAGE;
+    return target_each_path(argv + optind, argc - optind, cl.partition, 0, make_one, parents);
 }

@@ -70,8 +70,7 @@ static const struct option longopts[] = {
     { "sector-size", required_argument, NULL, 'S' },
     { "fats", required_argument, NULL, 'F' },
     { "quiet", no_argument, NULL, 'q' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPTS_END,
 };
 
 static int random_bytes(void *p, size_t n)
@@ -227,6 +226,7 @@ int mkfs_run(const struct mkfs_args *a)
 int cmd_mkfs(int argc, char **argv)
 {
     struct mkfs_args a;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":t:c:s:L:qh", longopts, help, 0);
     const char *why;
     unsigned fats = 0;
     uint64_t v;
@@ -234,9 +234,7 @@ int cmd_mkfs(int argc, char **argv)
 
     memset(&a, 0, sizeof a);
     a.partition = -1;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":t:c:s:L:qh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "exfat") == 0)
@@ -303,17 +301,12 @@ int cmd_mkfs(int argc, char **argv)
         case 'q':
             a.quiet = 1;
             break;
-        case 'h':
-            fputs(help, stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(c, argv);
         }
     }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 1]);
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, 1, "TARGET", NULL))
+        return CLI_USAGE;
     a.target = argv[optind];
     if (fats && a.fs_type == SF_FS_EXFAT)
         return cli_usage("--fats applies to FAT32 and FAT16 only");

@@ -70,8 +70,7 @@ static const struct option longopts[] = {
     { "cache", required_argument, NULL, OPT_CACHE },
     { "cell", required_argument, NULL, OPT_CELL },
     { "json", no_argument, NULL, OPT_JSON },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPTS_END,
 };
 
 #define RING_BYTES (64.0 * 1048576)   /* streamfat log's default --ring */
@@ -279,15 +278,14 @@ int cmd_plan(int argc, char **argv)
 {
     struct plan p;
     struct figures f;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, help, 0);
     char *end;
     int c, rc;
 
     memset(&p, 0, sizeof p);
     p.waf = 1.0;
     p.bits = 4;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         rc = 0;
         switch (c) {
         case OPT_RATE: rc = parse_rate("--rate", optarg, &p.rate); break;
@@ -317,17 +315,14 @@ int cmd_plan(int argc, char **argv)
                 return cli_usage("invalid --cell '%s' (slc, mlc, tlc, qlc)", optarg);
             break;
         case OPT_JSON: p.json = 1; break;
-        case 'h':
-            fputs(help, stdout);
-            return CLI_OK;
-        default:
-            return cli_bad_option(c, argv);
         }
         if (rc)
             return rc;
     }
-    if (optind != argc)
-        return cli_usage("unexpected argument '%s'", argv[optind]);
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, 0, NULL))
+        return CLI_USAGE;
     if (p.rate <= 0)
         return cli_usage("--rate is required");
     if (p.tbw > 0 && p.pe)

@@ -86,9 +86,8 @@ static const struct option longopts[] = {
     { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
     { "no-uring", no_argument, NULL, OPT_NO_URING },
     { "keep-partial", no_argument, NULL, OPT_KEEP },
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 /* Ctrl-C or SIGTERM: stop copying, remove the partial file, unmount cleanly. */
@@ -259,6 +258,7 @@ static int parse_opts(int argc, char **argv, struct put_opts *o)
 {
     const char *why = "";
     const char *env = getenv("SF_NO_URING");
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":fvh", longopts, help, CLI_OPT_PARTITION);
     uint64_t v;
     int c;
 
@@ -267,9 +267,7 @@ static int parse_opts(int argc, char **argv, struct put_opts *o)
     o->qd = DEFAULT_QD;
     o->direct = 1;
     o->uring = !(env && *env && strcmp(env, "0") != 0);
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case 'f': o->force = 1; break;
         case 'v': o->verbose = 1; break;
@@ -288,22 +286,15 @@ static int parse_opts(int argc, char **argv, struct put_opts *o)
         case OPT_NO_DIRECT: o->direct = 0; break;
         case OPT_NO_URING: o->uring = 0; break;
         case OPT_KEEP: o->keep = 1; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &o->partition))
-                return CLI_USAGE;
-            break;
-        case 'h': fputs(help, stdout); return -1;
-        default:  return cli_bad_option(c, argv);
         }
     }
+    if (c < 0)
+        return cl.status == CLI_OK ? -1 : cl.status;
+    o->partition = cl.partition;
     if ((uint64_t)o->bs * o->qd > (1ull << 30))
         return cli_usage("--bs times --qd is more than 1G of buffers");
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 >= argc)
-        return cli_usage("missing SRC");
-    if (optind + 3 < argc)
-        return cli_usage("unexpected argument '%s'", argv[optind + 3]);
+    if (cli_args(argc, argv, 3, "TARGET", "SRC", NULL))
+        return CLI_USAGE;
     if (strcmp(argv[optind + 1], "-") == 0 && optind + 2 >= argc)
         return cli_usage("PATH is required when SRC is '-'");
     return 0;

@@ -34,9 +34,8 @@ static const char help[] =
 
 static const struct option longopts[] = {
     { "recursive", no_argument, NULL, 'r' },
-    { "partition", required_argument, NULL, 'P' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+    CLI_LONGOPT_PARTITION,
+    CLI_LONGOPTS_END,
 };
 
 /* Names in a directory, read completely before anything is removed so that removal does
@@ -157,34 +156,17 @@ static int remove_one(struct target *t, const char *path, int recursive)
 
 int cmd_rm(int argc, char **argv)
 {
-    struct target t;
-    uint32_t partition = 0;
-    int recursive = 0, c, rc = 0, i;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":rRh", longopts, help, CLI_OPT_PARTITION);
+    int recursive = 0, c;
 
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":rRh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'r': case 'R': recursive = 1; break;
-        case 'P':
-            if (cli_parse_partition(optarg, &partition))
-                return CLI_USAGE;
-            break;
-        case 'h': fputs(help, stdout); return CLI_OK;
-        default:  return cli_bad_option(c, argv);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage("missing TARGET");
-    if (optind + 1 >= argc)
-        return cli_usage("missing PATH");
-    if (target_open(&t, argv[optind], 0, partition))
-        return CLI_ERR;
+    while ((c = cli_getopt(&cl)) > 0)
+        if (c == 'r' || c == 'R')
+            recursive = 1;
+    if (c < 0)
+        return cl.status;
+    if (cli_args(argc, argv, -1, "TARGET", "PATH", NULL))
+        return CLI_USAGE;
     /* Like rm(1): a path that cannot be removed is reported and the others still go. */
-    for (i = optind + 1; i < argc; i++)
-        if (remove_one(&t, argv[i], recursive))
-            rc = CLI_ERR;
-    if (target_close(&t))
-        rc = CLI_ERR;
-    return rc;
+    return target_each_path(argv + optind, argc - optind, cl.partition, 1, remove_one,
+                            recursive);
 }

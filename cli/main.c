@@ -123,13 +123,20 @@ static int cmd_parse_debug(int argc, char **argv)
     return CLI_OK;
 }
 
+/* "streamfat CMD: <message>" on stderr, without the newline. */
+__attribute__((format(printf, 1, 0)))
+static void vcmd_msg(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "streamfat %s: ", cli_cmd);
+    vfprintf(stderr, fmt, ap);
+}
+
 int cli_usage(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "streamfat %s: ", cli_cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vcmd_msg(fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry 'streamfat %s --help'.\n", cli_cmd);
     return CLI_USAGE;
@@ -139,25 +146,10 @@ void cli_err(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "streamfat %s: ", cli_cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vcmd_msg(fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-}
-
-int cli_bad_option(int c, char **argv)
-{
-    const char *arg = optind > 0 ? argv[optind - 1] : "";
-
-    if (c == ':') {
-        if (optopt > 0 && optopt < 256 && !(arg[0] == '-' && arg[1] == '-'))
-            return cli_usage("option '-%c' needs a value", optopt);
-        return cli_usage("option '%s' needs a value", arg);
-    }
-    if (optopt > 0 && optopt < 256)
-        return cli_usage("unknown option '-%c'", optopt);
-    return cli_usage("unknown option '%s'", arg);
 }
 
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out)
@@ -174,16 +166,6 @@ int cli_parse_uint(const char *s, uint64_t max, uint64_t *out)
         v = v * 10 + (uint64_t)(*s - '0');
     }
     *out = v;
-    return 0;
-}
-
-int cli_parse_partition(const char *s, uint32_t *out)
-{
-    uint64_t v;
-
-    if (cli_parse_uint(s, 256, &v))
-        return cli_usage("invalid partition number '%s' (1..256, or 0 for automatic)", s);
-    *out = (uint32_t)v;
     return 0;
 }
 

@@ -383,6 +383,22 @@ int target_open_raw(struct target *t, const char *path, unsigned flags, unsigned
     return 0;
 }
 
+int target_each_path(char **args, int n, uint32_t partition, int keep_going,
+                     int (*fn)(struct target *t, const char *path, int flag), int flag)
+{
+    struct target t;
+    int rc = 0, i;
+
+    if (target_open(&t, args[0], 0, partition))
+        return CLI_ERR;
+    for (i = 1; i < n && (rc == 0 || keep_going); i++)
+        if (fn(&t, args[i], flag))
+            rc = CLI_ERR;
+    if (target_close(&t))
+        rc = CLI_ERR;
+    return rc;
+}
+
 /* A close step's error; only the first of them is reported. */
 static void close_failed(const struct target *t, int err, int *rc)
 {

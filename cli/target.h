@@ -53,6 +53,11 @@ static inline struct sf_bdev *target_bd(struct target *t)
 {
     return t->is_sim ? &t->sim.bd : t->async ? &t->aio.bd : &t->fbd.bd;
 }
+/* args: TARGET PATH...: mount TARGET read-write and run fn(t, PATH, flag) on each PATH (as
+ * mkdir and rm do). With keep_going every PATH is tried and a failure of any makes the
+ * status CLI_ERR; without, the first failure ends it. Returns 0 or CLI_ERR. */
+int target_each_path(char **args, int n, uint32_t partition, int keep_going,
+                     int (*fn)(struct target *t, const char *path, int flag), int flag);
 /* Unmount (flushing) and close; reports errors. Returns 0 or CLI_ERR. Safe on a target
  * that failed to open. */
 int target_close(struct target *t);
