@@ -17,7 +17,9 @@
 # Environment: SF_BUILD (default build/), BENCH_TMP (where images go; default /tmp, the
 # repository's disk here), BENCH_SIZE (default 4G), BENCH_IMG (image size, default 8G),
 # BENCH_ROUNDS (default 3), BENCH_FS (default "exfat fat32": the volumes of section 1),
-# BENCH_SKIP="peers trace cpu mount throughput log logcpu" to leave sections out. Needs root for the
+# BENCH_SKIP="peers trace cpu mount throughput log logcpu" to leave sections out,
+# BENCH_MKFS_OPTS (extra mkfs options for section 1's volumes, e.g. "--sector-size 4096" for
+# images on tmpfs, whose O_DIRECT wants page-aligned offsets). Needs root for the
 # loop device (exfat-fuse peer); about 15-20 minutes on a 250 MB/s disk.
 set -euo pipefail
 
@@ -97,7 +99,8 @@ if [[ $SKIP != *" throughput "* ]]; then
     md "| volume | request | fio raw MiB/s (median, spread) | stream MiB/s (median, spread) | ratio | put from a pipe MiB/s |"
     md "|---|---|---|---|---|---|"
     for fs in ${BENCH_FS:-exfat fat32}; do
-        "$SF" mkfs -q -t "$fs" "$vol"
+        # shellcheck disable=SC2086
+        "$SF" mkfs -q -t "$fs" ${BENCH_MKFS_OPTS:-} "$vol"
         size=$SIZE
         # FAT32 files end at 4 GiB - 1: write 4 GiB - 1 MiB there (both sides).
         [[ $fs == fat32 && $(bytes "$size") -ge $((4 << 30)) ]] && size=4095M
