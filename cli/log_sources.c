@@ -1213,6 +1213,61 @@ int src_can_decode(const void *buf, size_t len, struct src_can_frame *f)
     return 0;
 }
 
+/* One datagram from a socket source and its kernel receive time (SO_TIMESTAMPNS; *ts is 0
+ * where the kernel gave none): its size, or -1 with errno set, EAGAIN or EINTR when there
+ * was nothing within POLL_MS (poll again after checking for a stop). *msg_flags gets
+ * recvmsg's flags (MSG_TRUNC). */
+static ssize_t recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2];
+    } ctl;
+    struct pollfd pf = { fd, POLLIN, 0 };
+    struct iovec iov = { buf, cap };
+    struct msghdr mh;
+    struct cmsghdr *cm;
+    ssize_t r;
+    int pr = poll(&pf, 1, POLL_MS);
+
+    *ts = 0;
+    if (pr == 0 || (pr < 0 && errno == EINTR)) {
+        errno = EAGAIN;
+        return -1;
+    }
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = sizeof ctl.buf;
+    r = recvmsg(fd, &mh, MSG_DONTWAIT);
+    if (r < 0)
+        return -1;
+    for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec t;
+            memcpy(&t, CMSG_DATA(cm), sizeof t);
+            *ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
+        }
+    }
+    *msg_flags = mh.msg_flags;
+    return r;
+}
+
+/* The last step of opening a socket source: bind, naming the socket `what` in the error;
+ * from then on the producer owns fd. */
+static int bind_source(struct producer *p, int fd, const void *addr, socklen_t len,
+                       const char *what)
+{
+    if (bind(fd, addr, len) < 0) {
+        cli_err("%s: %s", what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    p->fd = fd;
+    return 0;
+}
+
 /* The reading loop of can: and canpair: (and anything else delivering SocketCAN frames as
  * datagrams). Ends at end of file (the peer closed), an error, the budget, or stop. */
 static void *can_main(void *arg)
@@ -1223,29 +1278,13 @@ static void *can_main(void *arg)
         struct canfd_frame fd;
         uint8_t bytes[CANFD_MTU + 16];
     } u;
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2];
-    } ctl;
     int done = 0;
 
     while (!stopping(s)) {
-        struct pollfd pf = { p->fd, POLLIN, 0 };
-        struct iovec iov = { u.bytes, sizeof u.bytes };
-        struct msghdr mh;
-        struct cmsghdr *cm;
         struct src_can_frame f;
-        ssize_t r;
-        uint64_t ts = 0;
-        int pr = poll(&pf, 1, POLL_MS);
-        if (pr == 0 || (pr < 0 && errno == EINTR))
-            continue;
-        memset(&mh, 0, sizeof mh);
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = ctl.buf;
-        mh.msg_controllen = sizeof ctl.buf;
-        r = recvmsg(p->fd, &mh, MSG_DONTWAIT);
+        uint64_t ts;
+        int mflags;
+        ssize_t r = recv_stamped(p->fd, u.bytes, sizeof u.bytes, &ts, &mflags);
         if (r < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
@@ -1256,14 +1295,7 @@ static void *can_main(void *arg)
             done = 1;
             break;
         }
-        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-                struct timespec t;
-                memcpy(&t, CMSG_DATA(cm), sizeof t);
-                ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
-            }
-        }
-        if ((mh.msg_flags & MSG_TRUNC) || src_can_decode(u.bytes, (size_t)r, &f)) {
+        if ((mflags & MSG_TRUNC) || src_can_decode(u.bytes, (size_t)r, &f)) {
             atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
             continue;
         }
@@ -1285,6 +1317,7 @@ static int open_can(struct log_source *s, struct producer *p)
     int on = 1, fd;
     unsigned idx;
     const char *name = s->names[p->ch];
+    char what[128];
 
     fd = socket(AF_CAN, SOCK_RAW, CAN_RAW);
     if (fd < 0) {
@@ -1307,13 +1340,8 @@ static int open_can(struct log_source *s, struct producer *p)
     memset(&addr, 0, sizeof addr);
     addr.can_family = AF_CAN;
     addr.can_ifindex = (int)idx;
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
-        cli_err("can:%s: bind: %s", name, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    p->fd = fd;
-    return 0;
+    snprintf(what, sizeof what, "can:%s: bind", name);
+    return bind_source(p, fd, &addr, sizeof addr, what);
 }
 
 /* ---- udp: -------------------------------------------------------------------------------- */
@@ -1324,10 +1352,6 @@ static void *udp_main(void *arg)
     struct log_source *s = p->s;
     size_t cap = s->o.max_body + 1;
     uint8_t *buf = malloc(cap);
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2];
-    } ctl;
     int done = 0;
 
     if (!buf) {
@@ -1335,37 +1359,19 @@ static void *udp_main(void *arg)
         return NULL;
     }
     while (!stopping(s)) {
-        struct pollfd pf = { p->fd, POLLIN, 0 };
-        struct iovec iov = { buf, cap };
-        struct msghdr mh;
-        struct cmsghdr *cm;
-        uint64_t ts = 0;
-        ssize_t r;
-        int pr = poll(&pf, 1, POLL_MS);
-        if (pr == 0 || (pr < 0 && errno == EINTR))
-            continue;
-        memset(&mh, 0, sizeof mh);
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = ctl.buf;
-        mh.msg_controllen = sizeof ctl.buf;
-        r = recvmsg(p->fd, &mh, MSG_DONTWAIT);
+        uint64_t ts;
+        int mflags;
+        ssize_t r = recv_stamped(p->fd, buf, cap, &ts, &mflags);
         if (r < 0) {
             if (errno == EINTR || errno == EAGAIN)
                 continue;
             set_error(s, "udp: receive: %s", strerror(errno));
             break;
         }
-        if ((size_t)r > s->o.max_body || (mh.msg_flags & MSG_TRUNC)) {
+        if ((size_t)r > s->o.max_body || (mflags & MSG_TRUNC)) {
             atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
             continue;
         }
-        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-            if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-                struct timespec t;
-                memcpy(&t, CMSG_DATA(cm), sizeof t);
-                ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
-            }
         if (!ts)
             ts = now_ns(CLOCK_REALTIME);
         if ((s->o.max_records || s->o.max_bytes) &&
@@ -1389,6 +1395,7 @@ static int open_udp(struct log_source *s, struct producer *p)
 {
     struct sockaddr_in a;
     int fd, on = 1;
+    char what[128];
 
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;
@@ -1407,13 +1414,8 @@ static int open_udp(struct log_source *s, struct producer *p)
         int rcvbuf = 8 << 20;            /* ride out short writer stalls in the kernel */
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     }
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-        cli_err("udp: bind %s:%u: %s", s->host, (unsigned)s->port, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    p->fd = fd;
-    return 0;
+    snprintf(what, sizeof what, "udp: bind %s:%u", s->host, (unsigned)s->port);
+    return bind_source(p, fd, &a, sizeof a, what);
 }
 
 /* ---- latency: ---------------------------------------------------------------------------- */
