@@ -30,7 +30,8 @@ static const char help[] =
 "  streamfat rm -r disk.img logs\n"
 "\n"
 "EXIT STATUS\n"
-"  0 everything removed, 1 an error (processing stops at the first), 2 wrong usage.\n";
+"  0 everything removed, 1 a PATH could not be removed (the others still are; each\n"
+"  failure is reported), 2 wrong usage.\n";
 
 static const struct option longopts[] = {
     { "recursive", no_argument, NULL, 'r' },
