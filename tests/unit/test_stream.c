@@ -347,6 +347,110 @@ static void test_checkpoint_behind(uint8_t type)
     CHECK_EQ(sf_unmount(&vol), 0);
 }
 
+/* The file holds pat(0..size-1) (after a power cut: its allocation may run longer). */
+static void verify_content(const char *path, uint64_t size)
+{
+    struct sf_file f;
+    static uint8_t rb[65536];
+    REQUIRE(sf_open(&vol, &f, path, SF_O_RDONLY) == 0);
+    CHECK_EQ(sf_fsize(&f), size);
+    uint64_t off = 0, bad = 0;
+    sf_ssize_t n;
+    while ((n = sf_read(&f, rb, sizeof rb)) > 0) {
+        for (sf_ssize_t i = 0; i < n; i++)
+            bad += rb[i] != pat(off + (uint64_t)i);
+        off += (uint64_t)n;
+    }
+    CHECK_EQ(n, 0);
+    CHECK_EQ(off, size);
+    CHECK_EQ(bad, 0);
+    sf_close(&f);
+}
+
+/* Power cuts around a checkpoint behind the data, with every policy for what was not yet
+ * flushed: while its first FLUSH waits (point 0), after the entry was written and while the
+ * second FLUSH waits (1), after it completed (2). The entry may say the old size (0) or the
+ * checkpoint's (256 KiB) - never more - and whatever it says is there; after point 2 it
+ * must say 256 KiB. Data submitted after the checkpoint started never shows. */
+static void test_checkpoint_behind_cut(uint8_t type)
+{
+    static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
+    static uint8_t ovl[(8 + 512) * 8192];
+    for (int point = 0; point < 3; point++) {
+        for (uint8_t policy = SF_FAULT_KEEP; policy <= SF_FAULT_TEAR; policy++) {
+            format_type(64 << 20, type == SF_FS_FAT32 ? 512 : 4096, type);
+            REQUIRE(sf_faultbd_init(&fb, &ram.bd, ovl, sizeof ovl) == 0);
+            fb.policy = policy;
+            fb.seed = (uint32_t)(point * 3 + policy + 1);
+            memset(&sb, 0, sizeof sb);
+            sb.lower = &fb.bd;
+            sb.bd.sector_size = fb.bd.sector_size;
+            sb.bd.sector_count = fb.bd.sector_count;
+            sb.bd.align_sectors = 1;
+            sb.bd.mem_align = 1;
+            sb.bd.read = sb_read;
+            sb.bd.write = sb_write;
+            sb.bd.flush = sb_flush;
+            sb.bd.submit = sb_submit;
+            sb.bd.poll = sb_poll;
+            struct sf_vol_cfg vc = { .bd = &sb.bd, .buf = cache, .buf_size = sizeof cache };
+            REQUIRE(sf_mount(&vol, &vc) == 0);
+            struct sf_stream s;
+            struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 16 << 20,
+                                         .checkpoint_bytes = 256 * 1024 };
+            REQUIRE(sf_stream_open(&vol, &s, "cut.bin", &cfg, work, sizeof work) == 0);
+            sb.hold = 1;
+            uint64_t off = 0;
+            void *out[4];
+            for (unsigned submitted = 0; submitted < 8;) {
+                while (submitted < 8 && sf_stream_in_flight(&s) < 4) {
+                    uint8_t *b = bufs[submitted % 4];
+                    for (size_t i = 0; i < sizeof bufs[0]; i++)
+                        b[i] = pat(off + i);
+                    REQUIRE(sf_stream_submit(&s, b, sizeof bufs[0], b) == 0);
+                    off += sizeof bufs[0];
+                    submitted++;
+                }
+                REQUIRE(sf_stream_poll(&s, out, 4, 1) > 0);
+            }
+            while (sf_stream_in_flight(&s))
+                REQUIRE(sf_stream_poll(&s, out, 4, 1) > 0);
+            REQUIRE(sf_stream_checkpoint_busy(&s));
+            if (point >= 1) {
+                sb.hold = 0;
+                CHECK_EQ(sf_stream_poll(&s, out, 4, 0), 0);   /* FLUSH 1 done: entry, FLUSH 2 */
+                sb.hold = 1;
+                CHECK_EQ(sb.log[sb.nlog - 2], 'F');
+                CHECK_EQ(sb.log[sb.nlog - 1], 'w');
+                CHECK(sf_stream_checkpoint_busy(&s));
+            }
+            if (point == 2) {
+                sb.hold = 0;
+                CHECK_EQ(sf_stream_poll(&s, out, 4, 0), 0);
+                CHECK(!sf_stream_checkpoint_busy(&s));
+                CHECK_EQ(sf_stream_stats(&s)->bytes_durable, 256 * 1024);
+            }
+            sf_faultbd_cut(&fb);         /* the stream and its volume are gone with it */
+            struct sf_vol_cfg rc = { .bd = &ram.bd, .buf = cache, .buf_size = sizeof cache };
+            REQUIRE(sf_mount(&vol, &rc) == 0);
+            struct sf_stat st;
+            int err = sf_stat(&vol, "cut.bin", &st);
+            uint64_t size = err ? 0 : st.size;
+            printf("%s cut at point %d, policy %u: %s, size %llu\n",
+                   type == SF_FS_EXFAT ? "exFAT" : "FAT32", point, policy,
+                   err ? "no file" : "file", (unsigned long long)size);
+            CHECK(err == 0 || (err == SF_ENOENT && point < 2));
+            if (point == 2)
+                CHECK_EQ(size, 256 * 1024);
+            else
+                CHECK(size == 0 || size == 256 * 1024);
+            if (!err)
+                verify_content("cut.bin", size);
+            CHECK_EQ(sf_unmount(&vol), 0);
+        }
+    }
+}
+
 /* A fragmented volume: the stream chains extents; the file reads back. */
 static void test_fragmented(void)
 {
@@ -449,6 +553,8 @@ int main(void)
     test_full();
     test_checkpoint_behind(SF_FS_EXFAT);
     test_checkpoint_behind(SF_FS_FAT32);
+    test_checkpoint_behind_cut(SF_FS_EXFAT);
+    test_checkpoint_behind_cut(SF_FS_FAT32);
     free(disk);
     TEST_END();
 }
