@@ -88,10 +88,11 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
         if (step > MAX_AUTO_STEP)
             step = MAX_AUTO_STEP;
         /* FAT: no further than one request per FAT copy can carry (the work buffer past
-         * its first sector, see below) */
+         * its first sector, see below), less the sector holding the link from the previous
+         * step and one for the rounding to whole FAT sectors */
         uint32_t ss = vol_ss(v), lend = bulk_offset(v);
-        if (!vol_is_exfat(v) && s->buf_size >= lend + ss) {
-            uint64_t cover = ((uint64_t)((s->buf_size - lend) / ss) * ((ss * 8) / v->fat_bits))
+        if (!vol_is_exfat(v) && s->buf_size >= lend + 3 * ss) {
+            uint64_t cover = ((uint64_t)((s->buf_size - lend) / ss - 2) * ((ss * 8) / v->fat_bits))
                              << v->cluster_shift;
             if (step > cover)
                 step = cover > DEFAULT_STEP ? cover : DEFAULT_STEP;
