@@ -491,6 +491,18 @@ static int ck_done(struct sf_stream *s, int result)
         return fail(s, result);
     }
     if (s->ck_state == 1) {
+        /* The data it covers has completed (the FLUSH came after it): the entry may say
+         * ck_pos only if all of it was written. A failed request not yet handed back by
+         * poll still holds its result. */
+        for (uint32_t i = 0; i < s->count && !s->failed; i++) {
+            const struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
+            if (r->end <= s->ck_pos && r->result)
+                fail(s, r->result);
+        }
+        if (s->failed) {
+            s->ck_state = 0;
+            return s->failed;
+        }
         s->f.mtime = vol_now(v);
         if ((err = dir_update(v, &s->f.loc, s->f.attr, &s->ck_chain, s->ck_pos, s->ck_pos,
                               s->f.mtime, 1))) {

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "streamfat/sf.h"
 #include "streamfat/stream.h"
+#include "fs/fs.h"              /* clus_lba: where the file's data lies */
 
 #define SS 512u
 static uint8_t *disk;
@@ -451,6 +452,62 @@ static void test_checkpoint_behind_cut(uint8_t type)
     }
 }
 
+/* A data write under a checkpoint behind the data fails and the caller has not polled it
+ * back yet when the checkpoint's FLUSH completes: the entry must not be written (the size
+ * would cover the failed data); the stream fails with the write's error. */
+static void test_checkpoint_behind_eio(void)
+{
+    static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
+    static uint8_t cache2[16 * 1024] __attribute__((aligned(64)));
+    format_type(64 << 20, 4096, SF_FS_EXFAT);
+    memset(&sb, 0, sizeof sb);
+    sb.lower = &fb.bd;
+    sb.bd.sector_size = fb.bd.sector_size;
+    sb.bd.sector_count = fb.bd.sector_count;
+    sb.bd.align_sectors = 1;
+    sb.bd.mem_align = 1;
+    sb.bd.read = sb_read;
+    sb.bd.write = sb_write;
+    sb.bd.flush = sb_flush;
+    sb.bd.submit = sb_submit;
+    sb.bd.poll = sb_poll;
+    struct sf_vol_cfg vc = { .bd = &sb.bd, .buf = cache, .buf_size = sizeof cache };
+    REQUIRE(sf_mount(&vol, &vc) == 0);
+    struct sf_stream s;
+    struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 16 << 20,
+                                 .checkpoint_bytes = 256 * 1024 };
+    REQUIRE(sf_stream_open(&vol, &s, "eio.bin", &cfg, work, sizeof work) == 0);
+    sb.hold = 1;
+    for (unsigned i = 0; i < 4; i++) {
+        memset(bufs[i], (int)i + 1, sizeof bufs[0]);
+        REQUIRE(sf_stream_submit(&s, bufs[i], sizeof bufs[0], bufs[i]) == 0);
+        if (i == 0)        /* the second request's first sector will fail */
+            fb.eio_write_lba = clus_lba(&vol, s.f.chain.first) + (64 * 1024) / SS;
+    }
+    CHECK(sf_stream_checkpoint_busy(&s));
+    unsigned nlog0 = sb.nlog;
+    sb.hold = 0;
+    void *out[4];
+    /* the device hands back all four writes and the FLUSH at once: the stream fails */
+    CHECK_EQ(sf_stream_poll(&s, out, 1, 0), SF_EIO);
+    for (unsigned i = nlog0; i < sb.nlog; i++)
+        CHECK(sb.log[i] != 'w');               /* no entry written */
+    CHECK(!sf_stream_checkpoint_busy(&s));
+    CHECK_EQ(sf_stream_stats(&s)->bytes_durable, 0);
+    CHECK_EQ(sf_stream_poll(&s, out, 4, 0), SF_EIO);
+    fb.eio_write_lba = UINT64_MAX;
+    struct sf_vol v2;
+    struct sf_vol_cfg vc2 = { .bd = &fb.bd, .buf = cache2, .buf_size = sizeof cache2,
+                              .flags = SF_VOL_RDONLY };
+    REQUIRE(sf_mount(&v2, &vc2) == 0);
+    struct sf_stat st;
+    REQUIRE(sf_stat(&v2, "eio.bin", &st) == 0);
+    CHECK_EQ(st.size, 0);
+    CHECK_EQ(sf_unmount(&v2), 0);
+    CHECK_EQ(sf_stream_close(&s), SF_EIO);
+    sf_unmount(&vol);
+}
+
 /* A fragmented volume: the stream chains extents; the file reads back. */
 static void test_fragmented(void)
 {
@@ -555,6 +612,7 @@ int main(void)
     test_checkpoint_behind(SF_FS_FAT32);
     test_checkpoint_behind_cut(SF_FS_EXFAT);
     test_checkpoint_behind_cut(SF_FS_FAT32);
+    test_checkpoint_behind_eio();
     free(disk);
     TEST_END();
 }
