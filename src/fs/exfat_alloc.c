@@ -1,23 +1,86 @@
 /* exFAT allocation maps: the FAT (32-bit entries, one copy) and the allocation bitmap
  * (one bit per cluster, contiguous from its first cluster, as every implementation lays
- * it out and mount checks). The chain logic over them is in alloc.c. */
+ * it out and mount checks). The chain logic over them is in alloc.c.
+ *
+ * Both are maps of fixed-width entries (the FAT: 32 bits from cluster 0 on; the bitmap: 1 bit
+ * from cluster 2 on). entry_get finds the entry of a cluster in either and reads its sector
+ * through the cache (map_get); map_write writes a run of entries of either a sector at a
+ * time: each sector read through the cache, changed, and written once (cache_put), in
+ * cluster order. */
 #include "fs/exfat.h"
 
-static void fat_pos(const struct sf_vol *v, uint32_t c, uint64_t *lba, uint32_t *off)
+#define BITMAP_BITS 1u    /* entry widths */
+#define FAT_BITS 32u
+
+/* The sector holding byte `byte` of a map that starts at sector `start`, read through the
+ * cache; *off is the byte's offset in that sector. */
+static int map_get(struct sf_vol *v, uint64_t start, uint64_t byte, uint64_t *lba,
+                   uint8_t **sec, uint32_t *off)
 {
-    uint64_t byte = (uint64_t)c * 4;
-    *lba = v->fat_offset + (byte >> v->sector_shift);
+    *lba = start + (byte >> v->sector_shift);
     *off = (uint32_t)(byte & (vol_ss(v) - 1));
+    return cache_get(v, *lba, sec);
 }
 
-/* exFAT entries are already in the normalised form (0xFFFFFFFF end, 0xFFFFFFF7 bad). */
+static uint64_t bitmap_start(const struct sf_vol *v)
+{
+    return clus_lba(v, v->bitmap_cluster);
+}
+
+/* The entry of cluster c in the FAT (bits 32) or the bitmap (bits 1): its sector, read
+ * through the cache, and *bit, the entry's first bit in that sector. */
+static int entry_get(struct sf_vol *v, uint32_t bits, uint32_t c, uint64_t *lba,
+                     uint8_t **sec, uint32_t *bit)
+{
+    uint32_t off;
+    int err;
+    if (bits == FAT_BITS) {
+        err = map_get(v, v->fat_offset, (uint64_t)c * 4, lba, sec, &off);
+        *bit = off * 8;
+    } else {
+        uint32_t b = c - SF_FIRST_CLUSTER;
+        err = map_get(v, bitmap_start(v), b >> 3, lba, sec, &off);
+        *bit = off * 8 + (b & 7);
+    }
+    return err;
+}
+
+/* Entries [c, c + n) of the FAT (bits 32) or the bitmap (bits 1): a FAT entry gets c + 1,
+ * the last one `last` (a chain); a bitmap bit gets `last` (1 used, 0 free). */
+static int map_write(struct sf_vol *v, uint32_t bits, uint32_t c, uint32_t n, uint32_t last)
+{
+    uint32_t stop = c + n, sec_bits = vol_ss(v) << 3;
+    while (c < stop) {
+        uint64_t lba;
+        uint32_t bit;
+        uint8_t *sec;
+        int err = entry_get(v, bits, c, &lba, &sec, &bit);
+        if (err)
+            return err;
+        for (; c < stop && bit < sec_bits; c++, bit += bits) {
+            uint8_t *p = sec + (bit >> 3);
+            if (bits == FAT_BITS)
+                st_le32(p, c + 1 == stop ? last : c + 1);
+            else if (last)
+                *p = (uint8_t)(*p | (1u << (bit & 7)));
+            else
+                *p = (uint8_t)(*p & ~(1u << (bit & 7)));
+        }
+        if ((err = cache_put(v, lba)))
+            return err;
+    }
+    return 0;
+}
+
+/* exFAT entries are already in the normalised form (0xFFFFFFFF end, 0xFFFFFFF7 bad).
+ * map_get directly: a read-only build links this reader alone, without entry_get's bitmap
+ * half. */
 int exfat_fat_get(struct sf_vol *v, uint32_t c, uint32_t *next)
 {
     uint64_t lba;
     uint32_t off;
     uint8_t *sec;
-    fat_pos(v, c, &lba, &off);
-    int err = cache_get(v, lba, &sec);
+    int err = map_get(v, v->fat_offset, (uint64_t)c * 4, &lba, &sec, &off);
     if (err)
         return err;
     *next = ld_le32(sec + off);
@@ -31,78 +94,34 @@ int exfat_fat_set(struct sf_vol *v, uint32_t c, uint32_t next)
 
 int exfat_fat_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
 {
-    uint32_t c = start, stop = start + n;
-    while (c < stop) {
-        uint64_t lba;
-        uint32_t off;
-        uint8_t *sec;
-        fat_pos(v, c, &lba, &off);
-        int err = cache_get(v, lba, &sec);
-        if (err)
-            return err;
-        for (; c < stop && off < vol_ss(v); c++, off += 4)
-            st_le32(sec + off, c + 1 == stop ? end : c + 1);
-        if ((err = cache_put(v, lba)))
-            return err;
-    }
-    return 0;
-}
-
-static void bitmap_pos(const struct sf_vol *v, uint32_t c, uint64_t *lba, uint32_t *byte)
-{
-    uint32_t bit = c - SF_FIRST_CLUSTER;
-    *lba = clus_lba(v, v->bitmap_cluster) + ((bit >> 3) >> v->sector_shift);
-    *byte = (bit >> 3) & (vol_ss(v) - 1);
+    return map_write(v, FAT_BITS, start, n, end);
 }
 
 int bitmap_test(struct sf_vol *v, uint32_t c, int *used)
 {
     uint64_t lba;
-    uint32_t byte;
+    uint32_t bit;
     uint8_t *sec;
-    bitmap_pos(v, c, &lba, &byte);
-    int err = cache_get(v, lba, &sec);
+    int err = entry_get(v, BITMAP_BITS, c, &lba, &sec, &bit);
     if (err)
         return err;
-    *used = (sec[byte] >> ((c - SF_FIRST_CLUSTER) & 7)) & 1;
+    *used = (sec[bit >> 3] >> (bit & 7)) & 1;
     return 0;
 }
 
 int bitmap_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
 {
-    uint32_t stop = c + n;
-    while (c < stop) {
-        uint64_t lba;
-        uint32_t byte;
-        uint8_t *sec;
-        bitmap_pos(v, c, &lba, &byte);
-        int err = cache_get(v, lba, &sec);
-        if (err)
-            return err;
-        uint32_t sec_end = c + ((vol_ss(v) - byte) * 8 - ((c - SF_FIRST_CLUSTER) & 7));
-        for (; c < stop && c < sec_end; c++) {
-            uint32_t b = c - SF_FIRST_CLUSTER;
-            uint8_t *p = sec + ((b >> 3) & (vol_ss(v) - 1));
-            if (used)
-                *p = (uint8_t)(*p | (1u << (b & 7)));
-            else
-                *p = (uint8_t)(*p & ~(1u << (b & 7)));
-        }
-        if ((err = cache_put(v, lba)))
-            return err;
-    }
-    return 0;
+    return map_write(v, BITMAP_BITS, c, n, used != 0);
 }
 
 void bitmap_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
 {
-    uint64_t lba, last;
-    uint32_t byte;
     if (!n)
         return;
-    bitmap_pos(v, c, &lba, &byte);
-    bitmap_pos(v, c + n - 1, &last, &byte);
-    cache_readahead(v, lba, (uint32_t)(last - lba + 1));
+    uint32_t shift = v->sector_shift + 3;       /* bits per sector */
+    uint32_t first = (c - SF_FIRST_CLUSTER) >> shift;
+    uint32_t last = (c + n - 1 - SF_FIRST_CLUSTER) >> shift;
+    cache_readahead(v, bitmap_start(v) + first, last - first + 1);
 }
 
 int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out)
@@ -111,21 +130,20 @@ int bitmap_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
     *out = 0;
     while (c < to) {
         uint64_t lba;
-        uint32_t byte;
+        uint32_t bit;
         uint8_t *sec;
-        bitmap_pos(v, c, &lba, &byte);
         bitmap_readahead(v, c, to - c);
-        int err = cache_get(v, lba, &sec);
+        int err = entry_get(v, BITMAP_BITS, c, &lba, &sec, &bit);
         if (err)
             return err;
-        for (; byte < vol_ss(v) && c < to; byte++) {
-            uint32_t bit = (c - SF_FIRST_CLUSTER) & 7;
-            if (bit == 0 && sec[byte] == 0xFF) {     /* eight clusters in use */
+        for (uint32_t byte = bit >> 3; byte < vol_ss(v) && c < to; byte++) {
+            uint32_t b = (c - SF_FIRST_CLUSTER) & 7;
+            if (b == 0 && sec[byte] == 0xFF) {     /* eight clusters in use */
                 c += 8;
                 continue;
             }
-            for (; bit < 8 && c < to; bit++, c++) {
-                if (!((sec[byte] >> bit) & 1)) {
+            for (; b < 8 && c < to; b++, c++) {
+                if (!((sec[byte] >> b) & 1)) {
                     *out = c;
                     return 0;
                 }
