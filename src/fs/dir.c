@@ -1,5 +1,5 @@
 /* Directories, whatever the file system: the entry walker, names, path resolution, growth,
- * and dispatch of entry operations to exfat_dir.c / fat_dir.c. */
+ * room for a new entry set, and dispatch of entry operations to exfat_dir.c / fat_dir.c. */
 #include "fs/fs.h"
 #include "fs/exfat.h"
 #include "fs/fat.h"
@@ -140,6 +140,94 @@ int dir_grow(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *
     }
     *dir = grown;
     return 0;
+}
+
+/* ---- room for a new entry set ----
+ * Placement rules shared by both file systems (docs/DESIGN.md, "Crash consistency"): a set
+ * that fits in one sector never straddles two, so creating it is one sector write; exFAT
+ * also keeps its file and stream entries in one sector (r->head 2). No entry in use may
+ * follow an end-of-directory entry, so end entries skipped to keep these rules are rewritten
+ * as unused ones before the set is written. */
+
+static int slot_free(const struct dir_slot_rules *r, uint8_t type)
+{
+    return type == r->end || type == r->unused || (r->in_use && !(type & r->in_use));
+}
+
+/* May a set of n entries start at index idx? */
+static int slot_ok(const struct sf_vol *v, const struct dir_slot_rules *r, uint32_t idx,
+                   uint32_t n)
+{
+    uint32_t eps = vol_ss(v) / SF_DIRENT_SIZE, in = idx % eps;
+    if (in + r->head > eps)
+        return 0;                  /* the head entries must share a sector */
+    return !(n <= eps && in + n > eps);     /* a set that fits in a sector stays in one */
+}
+
+static int set_type(struct dwalk *w, uint32_t idx, uint8_t type)
+{
+    uint64_t lba;
+    uint32_t off;
+    uint8_t *sec;
+    int err;
+    if ((err = dwalk_locate(w, idx, &lba, &off)) || (err = cache_get(w->v, lba, &sec)))
+        return err;
+    sec[off] = type;
+    return cache_put(w->v, lba);
+}
+
+int dir_find_slots(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+                   const struct dir_slot_rules *r, uint32_t n, uint32_t hint,
+                   struct sf_entry_loc *loc, uint32_t *at)
+{
+    struct dwalk w;
+    int err;
+    for (;;) {
+        if ((err = dwalk_open(&w, v, dir)))
+            return err;
+        uint32_t total = dwalk_entries(&w), cand = UINT32_MAX, found = UINT32_MAX;
+        uint32_t end_idx = UINT32_MAX;     /* first end-of-directory entry */
+        if (hint >= total)
+            hint = 0;
+        for (uint32_t idx = hint; idx < total; idx++) {
+            uint8_t type = r->end;         /* entries after the end entry are not read */
+            if (end_idx == UINT32_MAX && (err = dwalk_type(&w, idx, &type)))
+                return err;
+            if (type == r->end && end_idx == UINT32_MAX)
+                end_idx = idx;
+            if (!slot_free(r, type)) {
+                cand = UINT32_MAX;
+                continue;
+            }
+            if (cand == UINT32_MAX && slot_ok(v, r, idx, n))
+                cand = idx;
+            if (cand != UINT32_MAX && idx - cand + 1 == n) {
+                found = cand;
+                break;
+            }
+        }
+        if (found != UINT32_MAX) {
+            for (uint32_t i = end_idx; i < found; i++)
+                if ((err = set_type(&w, i, r->unused)))
+                    return err;
+            memset(loc, 0, sizeof *loc);
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t lba;
+                uint32_t off;
+                if ((err = dwalk_locate(&w, found + i, &lba, &off)))
+                    return err;
+                if (i == 0)
+                    loc->off = (uint16_t)off;
+                loc->lba[(loc->off + i * SF_DIRENT_SIZE) >> v->sector_shift] = lba;
+            }
+            loc->count = (uint8_t)n;
+            *at = found;
+            return 0;
+        }
+        if ((err = dir_grow(v, dir, dir_loc, w.nclus)))
+            return err;                    /* SF_ENOSPC for a full FAT12/16 root */
+        hint = end_idx < total ? end_idx : total;
+    }
 }
 
 /* ---- dispatch ---- */

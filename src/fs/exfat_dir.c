@@ -354,87 +354,20 @@ absent:
     return SF_ENOENT;
 }
 
-/* May a set of n entries start at index idx? */static int slot_ok(const struct sf_vol *v, uint32_t idx, uint32_t n)
-{
-    uint32_t eps = vol_ss(v) / EXDE_SIZE, in = idx % eps;
-    if (in == eps - 1)
-        return 0;                  /* file and stream entries must share a sector */
-    if (n <= eps && in + n > eps)
-        return 0;                  /* a set that fits in a sector stays in one */
-    return 1;
-}
+/* Free entries: InUse clear; skipped end entries become unused file entries. The file and
+ * stream entries share a sector (head 2). */
+static const struct dir_slot_rules exfat_slots = {
+    EXDE_END, EXDE_FILE & (uint8_t)~EXDE_INUSE, EXDE_INUSE, 2
+};
 
-/* Place a set in a directory (free slots by the sector rules, growing it when full); the
- * end-of-directory entries skipped for the rules become unused entries first. */
-static int eset_insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
-                       struct eset *s, uint32_t hint)
-{
-    struct dwalk w;
-    int err;
-    for (;;) {
-        if ((err = dwalk_open(&w, v, dir)))
-            return err;
-        uint32_t total = dwalk_entries(&w), cand = UINT32_MAX, found = UINT32_MAX;
-        uint32_t end_idx = UINT32_MAX;     /* first end-of-directory entry */
-        if (hint >= total)
-            hint = 0;
-        for (uint32_t idx = hint; idx < total; idx++) {
-            uint8_t type = EXDE_END;
-            if (end_idx == UINT32_MAX && (err = dwalk_type(&w, idx, &type)))
-                return err;
-            if (type == EXDE_END && end_idx == UINT32_MAX)
-                end_idx = idx;
-            if (type & EXDE_INUSE) {
-                cand = UINT32_MAX;
-                continue;
-            }
-            if (cand == UINT32_MAX && slot_ok(v, idx, s->n))
-                cand = idx;
-            if (cand != UINT32_MAX && idx - cand + 1 == s->n) {
-                found = cand;
-                break;
-            }
-        }
-        if (found != UINT32_MAX) {
-            /* End-of-directory entries skipped to keep the set's sector rule become unused
-             * entries first: no entry in use may follow an end-of-directory entry. */
-            for (uint32_t i = end_idx; i < found; i++) {
-                uint64_t lba;
-                uint32_t off;
-                uint8_t *sec;
-                if ((err = dwalk_locate(&w, i, &lba, &off)) || (err = cache_get(v, lba, &sec)))
-                    return err;
-                sec[off] = EXDE_FILE & (uint8_t)~EXDE_INUSE;
-                if ((err = cache_put(v, lba)))
-                    return err;
-            }
-            memset(&s->loc, 0, sizeof s->loc);
-            for (uint32_t i = 0; i < s->n; i++) {
-                uint64_t lba;
-                uint32_t off;
-                if ((err = dwalk_locate(&w, found + i, &lba, &off)))
-                    return err;
-                if (i == 0)
-                    s->loc.off = (uint16_t)off;
-                s->loc.lba[(s->loc.off + i * EXDE_SIZE) >> v->sector_shift] = lba;
-            }
-            s->loc.count = (uint8_t)s->n;
-            s->idx = found;
-            return eset_write(v, s);
-        }
-        if ((err = dir_grow(v, dir, dir_loc, w.nclus)))
-            return err;
-        hint = end_idx < total ? end_idx : total;
-    }
-}
-
+/* Room for the set (dir.c), then the set, written last sector first (eset_store). */
 int exfat_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
                  struct dentry *d, uint32_t hint)
 {
     struct eset s;
     eset_build(v, &s, d);
-    int err = eset_insert(v, dir, dir_loc, &s, hint);
-    if (err)
+    int err = dir_find_slots(v, dir, dir_loc, &exfat_slots, s.n, hint, &s.loc, &s.idx);
+    if (err || (err = eset_write(v, &s)))
         return err;
     d->loc = s.loc;
     d->idx = s.idx;

@@ -382,95 +382,30 @@ static uint32_t build(const struct sf_vol *v, const struct dentry *d, const uint
     return k + 1;
 }
 
-/* May a run of n entries start at index idx? One that fits in a sector stays in one. */
-static int slot_ok(const struct sf_vol *v, uint32_t idx, uint32_t n)
-{
-    uint32_t eps = vol_ss(v) / SF_DIRENT_SIZE, in = idx % eps;
-    return !(n <= eps && in + n > eps);
-}
+/* Free entries: deleted (0xE5) or end (0x00); skipped end entries become deleted ones. */
+static const struct dir_slot_rules fat_slots = { DIR_END, DIR_FREE, 0, 1 };
 
-static int set_byte(struct dwalk *w, uint32_t idx, uint8_t b)
+/* Write the n entries of a run placed at loc, sector by sector in order: the 8.3 entry,
+ * last, goes in the last write. */
+static int write_run(struct sf_vol *v, const struct sf_entry_loc *loc, const uint8_t *ents,
+                     uint32_t n)
 {
-    uint64_t lba;
-    uint32_t off;
-    uint8_t *sec;
-    int err;
-    if ((err = dwalk_locate(w, idx, &lba, &off)) || (err = cache_get(w->v, lba, &sec)))
-        return err;
-    sec[off] = b;
-    return cache_put(w->v, lba);
-}
-
-/* Place n entries in free entries of the directory (growing it when none fit) and write
- * them, sector by sector in order: the 8.3 entry, last, goes in the last write. */
-static int insert(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
-                  const uint8_t *ents, uint32_t n, uint32_t hint, struct sf_entry_loc *loc,
-                  uint32_t *at)
-{
-    struct dwalk w;
-    int err;
-    for (;;) {
-        if ((err = dwalk_open(&w, v, dir)))
+    uint32_t last = (loc->off + (n - 1) * SF_DIRENT_SIZE) >> v->sector_shift;
+    for (uint32_t k = 0; k <= last; k++) {
+        uint8_t *sec;
+        int err = cache_get(v, loc->lba[k], &sec);
+        if (err)
             return err;
-        uint32_t total = dwalk_entries(&w), cand = UINT32_MAX, found = UINT32_MAX;
-        uint32_t end_idx = UINT32_MAX;     /* first end-of-directory entry */
-        if (hint >= total)
-            hint = 0;
-        for (uint32_t idx = hint; idx < total; idx++) {
-            uint8_t type = DIR_END;
-            if (end_idx == UINT32_MAX && (err = dwalk_type(&w, idx, &type)))
-                return err;
-            if (type == DIR_END && end_idx == UINT32_MAX)
-                end_idx = idx;
-            if (!is_free(type)) {
-                cand = UINT32_MAX;
-                continue;
-            }
-            if (cand == UINT32_MAX && slot_ok(v, idx, n))
-                cand = idx;
-            if (cand != UINT32_MAX && idx - cand + 1 == n) {
-                found = cand;
-                break;
-            }
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t byte = loc->off + i * SF_DIRENT_SIZE;
+            if ((byte >> v->sector_shift) == k)
+                memcpy(sec + (byte & (vol_ss(v) - 1)), ents + i * SF_DIRENT_SIZE,
+                       SF_DIRENT_SIZE);
         }
-        if (found != UINT32_MAX) {
-            /* End entries skipped for the sector rule become deleted ones first: nothing in
-             * use may follow an end-of-directory entry. */
-            for (uint32_t i = end_idx; i < found; i++)
-                if ((err = set_byte(&w, i, DIR_FREE)))
-                    return err;
-            memset(loc, 0, sizeof *loc);
-            for (uint32_t i = 0; i < n; i++) {
-                uint64_t lba;
-                uint32_t off;
-                if ((err = dwalk_locate(&w, found + i, &lba, &off)))
-                    return err;
-                if (i == 0)
-                    loc->off = (uint16_t)off;
-                loc_add(v, loc, i, lba);
-            }
-            loc->count = (uint8_t)n;
-            *at = found;
-            uint32_t last = (loc->off + (n - 1) * SF_DIRENT_SIZE) >> v->sector_shift;
-            for (uint32_t k = 0; k <= last; k++) {
-                uint8_t *sec;
-                if ((err = cache_get(v, loc->lba[k], &sec)))
-                    return err;
-                for (uint32_t i = 0; i < n; i++) {
-                    uint32_t byte = loc->off + i * SF_DIRENT_SIZE;
-                    if ((byte >> v->sector_shift) == k)
-                        memcpy(sec + (byte & (vol_ss(v) - 1)), ents + i * SF_DIRENT_SIZE,
-                               SF_DIRENT_SIZE);
-                }
-                if ((err = cache_put(v, loc->lba[k])))
-                    return err;
-            }
-            return 0;
-        }
-        if ((err = dir_grow(v, dir, dir_loc, w.nclus)))
-            return err;                    /* SF_ENOSPC for a full FAT12/16 root */
-        hint = end_idx < total ? end_idx : total;
+        if ((err = cache_put(v, loc->lba[k])))
+            return err;
     }
+    return 0;
 }
 
 int fat_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
@@ -488,7 +423,9 @@ int fat_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
         with_lfn = 1;
     }
     uint32_t n = build(v, d, sfn, ntres, with_lfn, ents);
-    return insert(v, dir, dir_loc, ents, n, hint, &d->loc, &d->idx);
+    if ((err = dir_find_slots(v, dir, dir_loc, &fat_slots, n, hint, &d->loc, &d->idx)))
+        return err;                    /* SF_ENOSPC for a full FAT12/16 root */
+    return write_run(v, &d->loc, ents, n);
 }
 
 /* ---- update and removal ---- */

@@ -178,6 +178,19 @@ int dir_zero_cluster(struct sf_vol *v, uint32_t c);
 /* Add one zeroed cluster to a directory and record its new size in its entry. */
 int dir_grow(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
              uint32_t nclus);
+/* What dir_find_slots needs to know of a file system's entries (exfat_dir.c, fat_dir.c). */
+struct dir_slot_rules {
+    uint8_t end;        /* type byte of the end-of-directory entry */
+    uint8_t unused;     /* type byte of a free entry; skipped end entries are rewritten to it */
+    uint8_t in_use;     /* 0, or a bit every entry in use has: entries without it are free too */
+    uint8_t head;       /* the first `head` entries of a set must share a sector */
+};
+/* Find room for a set of n entries, from entry `hint` on (0 when past the end), growing the
+ * directory when none fits; end-of-directory entries before the place found are rewritten as
+ * unused first. Sets *loc (count n) and *at (its first entry); the set is not written. */
+int dir_find_slots(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
+                   const struct dir_slot_rules *r, uint32_t n, uint32_t hint,
+                   struct sf_entry_loc *loc, uint32_t *at);
 
 /* Validate and convert one UTF-8 name component to UTF-16 (exFAT's rules, which FAT's long
  * names share). */
