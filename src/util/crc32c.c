@@ -29,6 +29,13 @@
  * (bench/log_cpu.sh). __builtin_cpu_supports reads libgcc's CPU model, filled in by its
  * constructor; where none ran it reads "no" and the tables do the work. */
 
+/* The portable (table) version's name: behind the dispatcher, or the function itself. */
+#if CRC32C_DISPATCH
+#define CRC32C_TABLES_FN sfu_crc32c_tables
+#else
+#define CRC32C_TABLES_FN sf_crc32c
+#endif
+
 #if !CRC32C_HW && defined(SF_SMALL_TABLES)
 /* crc_nib[x]: the CRC register after shifting in the 4 bits of x (= crc_tab[0][x << 4]
  * of the full tables below). */
@@ -38,11 +45,7 @@ static const uint32_t crc_nib[16] = {
     0xC38D26C4u, 0xD3D3E1ABu, 0xE330A81Au, 0xF36E6F75u,
 };
 
-#if CRC32C_DISPATCH
-uint32_t sfu_crc32c_tables(uint32_t crc, const void *p, size_t n)
-#else
-uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
-#endif
+uint32_t CRC32C_TABLES_FN(uint32_t crc, const void *p, size_t n)
 {
     const uint8_t *b = p;
 
@@ -784,11 +787,7 @@ static const uint32_t crc_tab[16][256] = {
 
 #define T(k, v) crc_tab[k][(v) & 0xFFu]
 
-#if CRC32C_DISPATCH
-uint32_t sfu_crc32c_tables(uint32_t crc, const void *p, size_t n)
-#else
-uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n)
-#endif
+uint32_t CRC32C_TABLES_FN(uint32_t crc, const void *p, size_t n)
 {
     const uint8_t *b = p;
 

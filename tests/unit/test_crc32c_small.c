@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "check.h"
+#include "crc32c_ref.h"
 #include "streamfat/rec.h"
 
 uint32_t crc_small(uint32_t crc, const void *p, size_t n);
@@ -14,17 +15,6 @@ uint32_t crc_small(uint32_t crc, const void *p, size_t n);
 #define sf_crc32c crc_small
 #include "../../src/util/crc32c.c"
 #undef sf_crc32c
-
-static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
 
 int main(void)
 {

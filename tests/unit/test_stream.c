@@ -252,15 +252,9 @@ static int sb_poll(struct sf_bdev *bd, struct sf_bio **out, unsigned max, int wa
     return (int)k;
 }
 
-/* A checkpoint behind the data: while its FLUSH is held, data requests keep completing and
- * nothing else is written; when the FLUSH completes, the entry (the size at the moment the
- * checkpoint started, not later) is written, then a second FLUSH; only then is the size
- * durable. The entry on disk says so, read through a second, read-only mount. */
-static void test_checkpoint_behind(uint8_t type)
+/* Mount `vol` over a fresh slow device on top of `fb`. */
+static void sb_mount(void)
 {
-    static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
-    static uint8_t cache2[16 * 1024] __attribute__((aligned(64)));
-    format_type(64 << 20, type == SF_FS_FAT32 ? 512 : 4096, type);
     memset(&sb, 0, sizeof sb);
     sb.lower = &fb.bd;
     sb.bd.sector_size = fb.bd.sector_size;
@@ -274,6 +268,18 @@ static void test_checkpoint_behind(uint8_t type)
     sb.bd.poll = sb_poll;
     struct sf_vol_cfg vc = { .bd = &sb.bd, .buf = cache, .buf_size = sizeof cache };
     REQUIRE(sf_mount(&vol, &vc) == 0);
+}
+
+/* A checkpoint behind the data: while its FLUSH is held, data requests keep completing and
+ * nothing else is written; when the FLUSH completes, the entry (the size at the moment the
+ * checkpoint started, not later) is written, then a second FLUSH; only then is the size
+ * durable. The entry on disk says so, read through a second, read-only mount. */
+static void test_checkpoint_behind(uint8_t type)
+{
+    static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
+    static uint8_t cache2[16 * 1024] __attribute__((aligned(64)));
+    format_type(64 << 20, type == SF_FS_FAT32 ? 512 : 4096, type);
+    sb_mount();
     struct sf_stream s;
     struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 16 << 20,
                                  .checkpoint_bytes = 256 * 1024 };
@@ -383,19 +389,7 @@ static void test_checkpoint_behind_cut(uint8_t type)
             REQUIRE(sf_faultbd_init(&fb, &ram.bd, ovl, sizeof ovl) == 0);
             fb.policy = policy;
             fb.seed = (uint32_t)(point * 3 + policy + 1);
-            memset(&sb, 0, sizeof sb);
-            sb.lower = &fb.bd;
-            sb.bd.sector_size = fb.bd.sector_size;
-            sb.bd.sector_count = fb.bd.sector_count;
-            sb.bd.align_sectors = 1;
-            sb.bd.mem_align = 1;
-            sb.bd.read = sb_read;
-            sb.bd.write = sb_write;
-            sb.bd.flush = sb_flush;
-            sb.bd.submit = sb_submit;
-            sb.bd.poll = sb_poll;
-            struct sf_vol_cfg vc = { .bd = &sb.bd, .buf = cache, .buf_size = sizeof cache };
-            REQUIRE(sf_mount(&vol, &vc) == 0);
+            sb_mount();
             struct sf_stream s;
             struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 16 << 20,
                                          .checkpoint_bytes = 256 * 1024 };
@@ -460,19 +454,7 @@ static void test_checkpoint_behind_eio(void)
     static uint8_t bufs[4][64 * 1024] __attribute__((aligned(64)));
     static uint8_t cache2[16 * 1024] __attribute__((aligned(64)));
     format_type(64 << 20, 4096, SF_FS_EXFAT);
-    memset(&sb, 0, sizeof sb);
-    sb.lower = &fb.bd;
-    sb.bd.sector_size = fb.bd.sector_size;
-    sb.bd.sector_count = fb.bd.sector_count;
-    sb.bd.align_sectors = 1;
-    sb.bd.mem_align = 1;
-    sb.bd.read = sb_read;
-    sb.bd.write = sb_write;
-    sb.bd.flush = sb_flush;
-    sb.bd.submit = sb_submit;
-    sb.bd.poll = sb_poll;
-    struct sf_vol_cfg vc = { .bd = &sb.bd, .buf = cache, .buf_size = sizeof cache };
-    REQUIRE(sf_mount(&vol, &vc) == 0);
+    sb_mount();
     struct sf_stream s;
     struct sf_stream_cfg cfg = { .queue_depth = 4, .prealloc_step = 16 << 20,
                                  .checkpoint_bytes = 256 * 1024 };
