@@ -304,6 +304,18 @@ static uint32_t pending_bios(const struct sf_stream *s)
     return SF_STREAM_BIOS - s->bio_top;
 }
 
+/* The error of a completed request not yet handed back by poll, among those ending at or
+ * before `upto` (0 when none failed). */
+static int req_error(const struct sf_stream *s, uint64_t upto)
+{
+    for (uint32_t i = 0; i < s->count; i++) {
+        const struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
+        if (r->end <= upto && r->result)
+            return r->result;
+    }
+    return 0;
+}
+
 /* Wait until no request is in flight on the device (requests stay queued for poll) and no
  * checkpoint is running. */
 static int drain(struct sf_stream *s)
@@ -315,12 +327,8 @@ static int drain(struct sf_stream *s)
         if (k == 0 && (pending_bios(s) || s->ck_state))
             return fail(s, SF_EIO);    /* the device lost requests */
     }
-    for (uint32_t i = 0; i < s->count; i++) {
-        struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
-        if (r->result)
-            return fail(s, r->result);
-    }
-    return 0;
+    int err = req_error(s, UINT64_MAX);
+    return err ? fail(s, err) : 0;
 }
 
 int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
@@ -448,17 +456,20 @@ int sf_stream_checkpoint(struct sf_stream *s)
 
 /* ---- checkpoints behind the data ---- */
 
+/* The checkpoint ends without making anything durable; the stream fails with err. */
+static int ck_fail(struct sf_stream *s, int err)
+{
+    s->ck_state = 0;
+    return fail(s, err);
+}
+
 static int ck_flush(struct sf_stream *s, uint8_t state)
 {
     memset(&s->ck_bio, 0, sizeof s->ck_bio);
     s->ck_bio.op = SF_BIO_FLUSH;
     s->ck_state = state;
     int err = sf_bdev_submit(s->v->bd, &s->ck_bio);
-    if (err) {
-        s->ck_state = 0;
-        return fail(s, err);
-    }
-    return 0;
+    return err ? ck_fail(s, err) : 0;
 }
 
 int sf_stream_checkpoint_start(struct sf_stream *s)
@@ -486,29 +497,18 @@ static int ck_done(struct sf_stream *s, int result)
 {
     struct sf_vol *v = s->v;
     int err;
-    if (result) {
-        s->ck_state = 0;
-        return fail(s, result);
-    }
+    if (result || (result = s->failed))
+        return ck_fail(s, result);
     if (s->ck_state == 1) {
         /* The data it covers has completed (the FLUSH came after it): the entry may say
          * ck_pos only if all of it was written. A failed request not yet handed back by
          * poll still holds its result. */
-        for (uint32_t i = 0; i < s->count && !s->failed; i++) {
-            const struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
-            if (r->end <= s->ck_pos && r->result)
-                fail(s, r->result);
-        }
-        if (s->failed) {
-            s->ck_state = 0;
-            return s->failed;
-        }
+        if ((err = req_error(s, s->ck_pos)))
+            return ck_fail(s, err);
         s->f.mtime = vol_now(v);
         if ((err = dir_update(v, &s->f.loc, s->f.attr, &s->ck_chain, s->ck_pos, s->ck_pos,
-                              s->f.mtime, 1))) {
-            s->ck_state = 0;
-            return fail(s, err);
-        }
+                              s->f.mtime, 1)))
+            return ck_fail(s, err);
         return ck_flush(s, 2);
     }
     s->ck_state = 0;
