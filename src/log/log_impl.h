@@ -26,6 +26,14 @@
 #define META_USED 32
 #define META_COUNT 36
 
+/* For a static function -Os would inline into each of its callers where one call is smaller
+ * (checked with nm on the Cortex-M4 build). Never on the producers' paths. */
+#if defined(__GNUC__)
+#define LOG_NOINLINE __attribute__((noinline))
+#else
+#define LOG_NOINLINE
+#endif
+
 enum log_cut { CUT_NONE = 0, CUT_CKPT = 1, CUT_ROTATE = 2, CUT_FR_END = 3, CUT_CLOSE = 4 };
 enum log_req_kind { REQ_DATA = 0, REQ_HEADER = 1 };
 
@@ -82,7 +90,7 @@ int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, 
 int sfl_reap(struct sf_log *lg, int wait);
 int sfl_drain(struct sf_log *lg);
 int sfl_fail(struct sf_log *lg, int err);
-void sfl_hist_add(struct sf_hist *h, uint64_t ns);
+void sfl_durable_samples(struct sf_log *lg, uint64_t now, uint32_t n);
 int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
                    uint8_t kind, uint64_t first_ts);
 int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force);

@@ -52,11 +52,10 @@ static uint32_t default_number(const struct sf_log *lg, const char *name)
 {
     const char *e = ext(lg);
     uint32_t n = slen(name), v = 0, i;
-    if (n < 3 + 5 + 4 || n > 3 + 9 + 4 || upper(name[0]) != 'L' || upper(name[1]) != 'O' ||
-        upper(name[2]) != 'G' || name[n - 4] != '.')
+    if (n < 3 + 5 + 4 || n > 3 + 9 + 4 || name[n - 4] != '.')
         return 0;
     for (i = 0; i < 3; i++)
-        if (upper(name[n - 3 + i]) != e[i])
+        if (upper(name[i]) != "LOG"[i] || upper(name[n - 3 + i]) != e[i])
             return 0;
     for (i = 3; i < n - 4; i++) {
         if (name[i] < '0' || name[i] > '9')
@@ -110,24 +109,32 @@ static const char *dir_path(const struct sf_log *lg)
     return lg->cfg.dir && lg->cfg.dir[0] ? lg->cfg.dir : "/";
 }
 
-/* Default names: the highest number already in the directory (0: none). */
-int sfl_first_index(struct sf_log *lg, uint32_t *index)
+/* Default names in the directory: the highest number (*hi) and the lowest below the
+ * current file's (*lo); 0 for none. */
+static int scan_numbers(struct sf_log *lg, uint32_t *lo, uint32_t *hi)
 {
     struct sf_dir d;
     struct sf_stat st;
     int err;
-    *index = 0;
-    if (lg->cfg.name)
-        return 0;
     if ((err = sf_opendir(lg->v, &d, dir_path(lg))))
         return err;
     while ((err = sf_readdir(&d, &st)) == 1) {
         uint32_t k = (st.attr & SF_ATTR_DIR) ? 0 : default_number(lg, st.name);
-        if (k > *index)
-            *index = k;
+        if (k > *hi)
+            *hi = k;
+        if (k && k < lg->file_index && (!*lo || k < *lo))
+            *lo = k;
     }
     sf_closedir(&d);
     return err < 0 ? err : 0;
+}
+
+/* Default names: the highest number already in the directory (0: none). */
+int sfl_first_index(struct sf_log *lg, uint32_t *index)
+{
+    uint32_t lo = 0;
+    *index = 0;
+    return lg->cfg.name ? 0 : scan_numbers(lg, &lo, index);
 }
 
 /* ---- cyclic deletion ---- */
@@ -153,18 +160,8 @@ static int delete_oldest(struct sf_log *lg)
         }
         return SF_ENOSPC;
     }
-    struct sf_dir d;
-    struct sf_stat st;
-    uint32_t best = 0;
-    if ((err = sf_opendir(lg->v, &d, dir_path(lg))))
-        return err;
-    while ((err = sf_readdir(&d, &st)) == 1) {
-        uint32_t k = (st.attr & SF_ATTR_DIR) ? 0 : default_number(lg, st.name);
-        if (k && k < lg->file_index && (!best || k < best))
-            best = k;
-    }
-    sf_closedir(&d);
-    if (err < 0)
+    uint32_t best = 0, highest = 0;
+    if ((err = scan_numbers(lg, &best, &highest)))
         return err;
     if (!best)
         return SF_ENOSPC;
@@ -309,13 +306,7 @@ int sfl_end_file(struct sf_log *lg)
         return sfl_fail(lg, err);
     lg->durable_base += lg->file_bytes;
     lg->stats.bytes_durable = lg->durable_base;
-    uint64_t now = log_now(lg);
-    if (lg->cfg.clock) {
-        for (uint32_t i = 0; i < lg->dur_n; i++)
-            sfl_hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
-    }
-    lg->dur_n = 0;
-    lg->dur_ck = 0;
+    sfl_durable_samples(lg, log_now(lg), lg->dur_n);
     return 0;
 }
 

@@ -33,7 +33,7 @@ int sfl_fail(struct sf_log *lg, int err)
     return err;
 }
 
-void sfl_hist_add(struct sf_hist *h, uint64_t ns)
+static void hist_add(struct sf_hist *h, uint64_t ns)
 {
     uint32_t k = 0;
     for (uint64_t v = ns; v > 1 && k < SF_HIST_BUCKETS - 1; v >>= 1)
@@ -101,7 +101,7 @@ int sfl_reap(struct sf_log *lg, int wait)
     for (int i = 0; i < k; i++) {
         struct sf_log_req *r = &lg->req[lg->req_head];
         if (lg->cfg.clock)
-            sfl_hist_add(&lg->h_dev, now - r->t_submit);
+            hist_add(&lg->h_dev, now - r->t_submit);
         if (r->kind == REQ_DATA) {
             if (lg->flags & SF_LOG_RAW) {
                 uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
@@ -223,7 +223,35 @@ static int raw_submit(struct sf_log *lg, int sectors)
     return runs;
 }
 
-static int raw_checkpoint(struct sf_log *lg, uint64_t now);
+/* Every whole sector the producer has written goes to the current file, waiting for the
+ * device as needed (before a checkpoint, a rotation, close). */
+static int raw_submit_whole(struct sf_log *lg)
+{
+    int err;
+    while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
+           lg->v->bd->sector_size) {
+        if ((err = sfl_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
+            return err;
+    }
+    return 0;
+}
+
+/* A rotation is due: asked for, or the file is split_ns old. */
+static int rotate_due(const struct sf_log *lg, uint64_t now)
+{
+    return lg->rotate_req || (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns);
+}
+
+/* A checkpoint is due (by time or bytes) and none is running. */
+static LOG_NOINLINE int ckpt_due(const struct sf_log *lg, uint64_t now)
+{
+    return (now >= lg->next_ckpt_ns ||
+            (lg->cfg.checkpoint_bytes &&
+             lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes)) &&
+           !ckpt_running(lg);
+}
+
+static int do_checkpoint(struct sf_log *lg);
 
 static int raw_service(struct sf_log *lg, uint64_t now)
 {
@@ -231,27 +259,21 @@ static int raw_service(struct sf_log *lg, uint64_t now)
     if ((err = sfl_reap(lg, 0)) < 0)
         return err;
     did += err;
-    int rot = lg->rotate_req || (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns);
-    int ckpt = (now >= lg->next_ckpt_ns ||
-                (lg->cfg.checkpoint_bytes &&
-                 lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes)) &&
-               !ckpt_running(lg);
+    int rot = rotate_due(lg, now);
+    int ckpt = ckpt_due(lg, now);
     if ((err = raw_submit(lg, rot || ckpt)) < 0)
         return err;
     did += err;
     if (rot) {
-        while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
-               lg->v->bd->sector_size) {          /* everything whole goes to this file */
-            if ((err = sfl_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
-                return err;
-        }
+        if ((err = raw_submit_whole(lg)) < 0)  /* everything whole goes to this file */
+            return err;
         lg->rotate_req = 0;
         if ((err = sfl_rotate(lg, now)))
             return err;
         return 1;
     }
     if (ckpt) {
-        if ((err = raw_checkpoint(lg, now)))
+        if ((err = raw_submit_whole(lg)) < 0 || (err = do_checkpoint(lg)))
             return err;
         did++;
     }
@@ -261,11 +283,11 @@ static int raw_service(struct sf_log *lg, uint64_t now)
 /* ---- checkpoints and cuts ---- */
 
 /* The first n append-to-durable samples became durable at `now`. */
-static void durable_samples(struct sf_log *lg, uint64_t now, uint32_t n)
+void sfl_durable_samples(struct sf_log *lg, uint64_t now, uint32_t n)
 {
     if (lg->cfg.clock) {
         for (uint32_t i = 0; i < n; i++)
-            sfl_hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
+            hist_add(&lg->h_dur, now > lg->dur_ts[i] ? now - lg->dur_ts[i] : 0);
     }
     memmove(lg->dur_ts, lg->dur_ts + n, (lg->dur_n - n) * sizeof lg->dur_ts[0]);
     lg->dur_n -= n;
@@ -280,7 +302,7 @@ static void durable_update(struct sf_log *lg, uint64_t now)
     uint64_t d = lg->durable_base + sf_stream_stats(&lg->st[lg->cur])->bytes_durable;
     if (d > lg->stats.bytes_durable) {
         lg->stats.bytes_durable = d;
-        durable_samples(lg, now, lg->dur_ck);
+        sfl_durable_samples(lg, now, lg->dur_ck);
     }
 }
 
@@ -298,18 +320,6 @@ static int do_checkpoint(struct sf_log *lg)
     lg->next_ckpt_ns = log_now(lg) + lg->cfg.checkpoint_ns;
     lg->ckpt_bytes_at = lg->stats.bytes_written;
     return 0;
-}
-
-static int raw_checkpoint(struct sf_log *lg, uint64_t now)
-{
-    (void)now;
-    int err;
-    while (ctr_dist(lg, atomic_load_explicit(&lg->tail, memory_order_acquire), lg->sub) >=
-           lg->v->bd->sector_size) {
-        if ((err = sfl_reap(lg, 1)) < 0 || (err = raw_submit(lg, 1)) < 0)
-            return err;
-    }
-    return do_checkpoint(lg);
 }
 
 static void cut_start(struct sf_log *lg, enum log_cut kind)
@@ -429,23 +439,21 @@ static int framed_service(struct sf_log *lg, uint64_t now)
     if (!lg->cur_open)
         return did;                            /* flight recorder between triggers */
     if (!lg->cut_kind) {
-        int ckpt_due = (now >= lg->next_ckpt_ns ||
-                        (lg->cfg.checkpoint_bytes &&
-                         lg->stats.bytes_written - lg->ckpt_bytes_at >= lg->cfg.checkpoint_bytes)) &&
-                       !ckpt_running(lg);
+        enum log_cut kind = CUT_NONE;
         if (lg->fr && lg->fr_writing && lg->cfg.clock && now >= lg->fr_end) {
-            cut_start(lg, CUT_FR_END);
-        } else if (lg->rotate_req ||
-                   (lg->cfg.split_ns && now - lg->file_start >= lg->cfg.split_ns)) {
-            cut_start(lg, CUT_ROTATE);
-        } else if (ckpt_due) {
+            kind = CUT_FR_END;
+        } else if (rotate_due(lg, now)) {
+            kind = CUT_ROTATE;
+        } else if (ckpt_due(lg, now)) {
             if (lg->stats.bytes_written == lg->ckpt_bytes_at && lg->taken == lg->sub && !sfl_ring_used_bytes(lg) && !lg->req_count)
                 lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;   /* nothing new */
             else
-                cut_start(lg, CUT_CKPT);
+                kind = CUT_CKPT;
         }
-        if (lg->cut_kind)
+        if (kind) {
+            cut_start(lg, kind);
             did += sfl_ring_take(lg);
+        }
     }
     if ((err = sfl_submit_runs(lg, cut_limit(lg), lg->cut_kind != CUT_NONE)) < 0)
         return err;
@@ -515,80 +523,76 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     memset(lg, 0, sizeof *lg);
     if (!cfg || !cfg->vol || !cfg->ring || !cfg->work)
         return SF_EINVAL;
-    struct sf_log_cfg c = *cfg;
-    if ((err = sf_vol_info(c.vol, &vi)))
+    /* The defaults are filled in lg's own copy (a failed open leaves it half set: the log is
+     * not open, nothing reads it). */
+    struct sf_log_cfg *c = &lg->cfg;
+    *c = *cfg;
+    if ((err = sf_vol_info(c->vol, &vi)))
         return err;
     uint32_t ss = vi.sector_size;
-    uint32_t align = c.vol->bd->mem_align > 8 ? c.vol->bd->mem_align : 8;
-    if (!c.block_size)
-        c.block_size = SF_BLOCK_DEFAULT;
-    uint32_t bshift = log2_exact(c.block_size);
-    if (!bshift || c.block_size < SF_BLOCK_MIN || c.block_size > SF_BLOCK_MAX ||
-        c.block_size < ss)
+    uint32_t align = c->vol->bd->mem_align > 8 ? c->vol->bd->mem_align : 8;
+    uint32_t raw = c->flags & SF_LOG_RAW;
+    if (!c->block_size)
+        c->block_size = SF_BLOCK_DEFAULT;
+    uint32_t bshift = log2_exact(c->block_size);
+    if (!bshift || c->block_size < SF_BLOCK_MIN || c->block_size > SF_BLOCK_MAX ||
+        c->block_size < ss)
         return SF_EINVAL;
-    if (((uintptr_t)c.ring & (align - 1)) || ((uintptr_t)c.work & (align - 1)) ||
-        c.ring_size % c.block_size || c.ring_size / c.block_size < 4)
+    /* Counters run modulo 2 * ring bytes (raw) or 2 * nblk (framed) in 32 bits. */
+    if (c->ring_size > (raw ? 0x7FFFFFFFu : 0x80000000u))
         return SF_EINVAL;
-    uint64_t nblk = c.ring_size >> bshift;
-    if (c.flags & SF_LOG_RAW) {
-        if (c.ring_size > 0x7FFFFFFFu || c.work_size < ss)
-            return SF_EINVAL;
-        lg->wrap = (uint32_t)c.ring_size * 2u;
-    } else {
-        if (nblk > (1ull << (31 - bshift)) || c.work_size < c.block_size)
-            return SF_EINVAL;
-        lg->wrap = (uint32_t)nblk * 2u;
-    }
-    if (!c.queue_depth)
-        c.queue_depth = 4;
-    if (c.queue_depth > SF_STREAM_MAX_QD)
+    uint32_t ring = (uint32_t)c->ring_size, nblk = ring >> bshift;
+    if (((uintptr_t)c->ring & (align - 1)) || ((uintptr_t)c->work & (align - 1)) ||
+        (ring & (c->block_size - 1)) || nblk < 4 || c->work_size < (raw ? ss : c->block_size))
         return SF_EINVAL;
-    if (!c.request_size)
-        c.request_size = DEFAULT_REQ;
-    if (!c.checkpoint_ns)
-        c.checkpoint_ns = DEFAULT_CKPT_NS;
-    lg->fr = c.pre_bytes || c.pre_ns || c.post_ns;
+    lg->wrap = (raw ? ring : nblk) * 2u;
+    if (!c->queue_depth)
+        c->queue_depth = 4;
+    if (c->queue_depth > SF_STREAM_MAX_QD)
+        return SF_EINVAL;
+    if (!c->request_size)
+        c->request_size = DEFAULT_REQ;
+    if (!c->checkpoint_ns)
+        c->checkpoint_ns = DEFAULT_CKPT_NS;
+    lg->fr = c->pre_bytes || c->pre_ns || c->post_ns;
     if (lg->fr && !SF_HAVE_LOG_TRIGGER)
         return SF_ENOTSUP;              /* the flight recorder is not built in */
-    if (lg->fr && ((c.flags & SF_LOG_RAW) || !c.clock))
+    if (lg->fr && (raw || !c->clock))
         return SF_EINVAL;
-    lg->cfg = c;
-    lg->v = c.vol;
-    lg->ring = c.ring;
-    lg->nblk = (uint32_t)nblk;
-    lg->bsize = c.block_size;
+    lg->v = c->vol;
+    lg->ring = c->ring;
+    lg->nblk = nblk;
+    lg->bsize = c->block_size;
     lg->bshift = bshift;
-    lg->payload = c.block_size - SF_BLOCK_HDR;
-    lg->flags = c.flags;
-    lg->req_blocks = c.request_size >> bshift;
+    lg->payload = c->block_size - SF_BLOCK_HDR;
+    lg->flags = c->flags;
+    lg->req_blocks = c->request_size >> bshift;
     if (!lg->req_blocks)
         lg->req_blocks = 1;
-    if (lg->req_blocks > lg->nblk / 2)
-        lg->req_blocks = lg->nblk / 2;
+    if (lg->req_blocks > nblk / 2)
+        lg->req_blocks = nblk / 2;
     /* Files: rotate before split_bytes, and on FAT before 4 GiB; whole blocks (framed) or
      * sectors (raw). */
-    uint64_t gran = (c.flags & SF_LOG_RAW) ? ss : c.block_size;
-    uint64_t limit = c.split_bytes ? c.split_bytes : UINT64_MAX;
+    uint64_t limit = c->split_bytes ? c->split_bytes : UINT64_MAX;
     lg->fs_fat = vi.fs_type != SF_FS_EXFAT;
     if (lg->fs_fat && limit > 0xFFFFFFFFull)
         limit = 0xFFFFFFFFull;
-    limit &= ~(gran - 1);
-    if (limit < 2 * (uint64_t)c.block_size)
-        limit = 2 * (uint64_t)c.block_size;
+    limit &= ~(uint64_t)((raw ? ss : c->block_size) - 1);
+    if (limit < 2 * c->block_size)
+        limit = 2 * c->block_size;
     lg->file_limit = limit;
     /* Allocation step: large steps keep files contiguous; a small volume (and cyclic mode,
      * which needs the space back file by file) gets smaller ones. */
-    uint64_t step = vi.volume_size / 16;
-    if (step > (64ull << 20))
-        step = 64ull << 20;
-    if (step < (1ull << 20))
-        step = 1ull << 20;
-    if (step < (uint64_t)lg->req_blocks << bshift)
-        step = (uint64_t)lg->req_blocks << bshift;
+    uint64_t sixteenth = vi.volume_size / 16;
+    uint32_t step = sixteenth > (64u << 20) ? 64u << 20 : (uint32_t)sixteenth;
+    if (step < (1u << 20))
+        step = 1u << 20;
+    if (step < lg->req_blocks << bshift)
+        step = lg->req_blocks << bshift;    /* <= ring / 2 < 2^31 */
     lg->step = step;
-    lg->stats.ring_size = c.ring_size;
-    if (!(c.flags & SF_LOG_RAW)) {
-        for (uint32_t i = 0; i < lg->nblk; i++) {
+    lg->stats.ring_size = ring;
+    if (!raw) {
+        for (uint32_t i = 0; i < nblk; i++) {
             uint8_t *b = lg->ring + ((size_t)i << bshift);
             atomic_init(blk_committed(b), 0);
             atomic_init(blk_closed(b), 0);
@@ -611,7 +615,7 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
         }
         return err;
     }
-    lg->next_ckpt_ns = now + c.checkpoint_ns;
+    lg->next_ckpt_ns = now + c->checkpoint_ns;
     return 0;
 }
 
@@ -623,18 +627,7 @@ int sf_log_close(struct sf_log *lg)
         if (lg->flags & SF_LOG_RAW) {
             /* Every whole sector in the ring goes out through the normal path (so size
              * limits and rotation hold), as many requests as it takes. */
-            uint32_t ss = lg->v->bd->sector_size;
-            for (;;) {
-                err = raw_submit(lg, 1);
-                if (err < 0)
-                    break;
-                uint32_t h = atomic_load_explicit(&lg->tail, memory_order_acquire);
-                if (ctr_dist(lg, h, lg->sub) < ss)
-                    break;
-                if ((err = sfl_reap(lg, 1)) < 0)
-                    break;
-            }
-            if (err >= 0)
+            if ((err = raw_submit(lg, 1)) >= 0 && (err = raw_submit_whole(lg)) >= 0)
                 err = sfl_drain(lg);
             if (err >= 0) {
                 /* The last partial sector: through the stream's own buffer. */
