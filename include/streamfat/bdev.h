@@ -91,7 +91,9 @@ int sf_bdev_trim(struct sf_bdev *bd, uint64_t lba, uint64_t count); /* 0 when no
 int sf_bdev_submit(struct sf_bdev *bd, struct sf_bio *bio);
 int sf_bdev_poll(struct sf_bdev *bd, struct sf_bio **out, unsigned max, int wait);
 
-/* A window onto part of another device (a partition): LBA 0 is `first` of `parent`. */
+/* A window onto part of another device (a partition): LBA 0 is `first` of `parent`. In a
+ * core built with SF_READONLY a window is read-only (SF_BDEV_READONLY: writes fail with
+ * SF_EROFS, requests run synchronously), so that no write path is linked. */
 struct sf_bdev_window {
     struct sf_bdev bd;
     struct sf_bdev *parent;
