@@ -38,7 +38,10 @@ static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
         return WHY("BytesPerSectorShift out of range 9..12");
     if (spc > 25 - ss)
         return WHY("SectorsPerClusterShift makes clusters larger than 32 MiB");
-    if ((1u << ss) != v->cfg.bd->sector_size) {
+    /* Below, 64-bit products by a power of two rather than 64-bit shifts by a variable:
+     * a Cortex-M multiplies 32 x 32 -> 64 bits in one instruction. */
+    uint32_t ssz = 1u << ss;
+    if (ssz != v->cfg.bd->sector_size) {
         v->why = ss == 12 ? SF_WHY("volume has 4096-byte sectors but the device 512")
                           : SF_WHY("volume sector size differs from the device's");
         return SF_EINVAL;
@@ -66,9 +69,9 @@ static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
         return WHY("FAT overlaps the cluster heap (ClusterHeapOffset)");
     if (count == 0 || count > EXFAT_MAX_CLUSTERS)
         return WHY("ClusterCount out of range");
-    if (((uint64_t)count + 2) * 4 > (uint64_t)fat_len << ss)
+    if (((uint64_t)count + 2) * 4 > (uint64_t)fat_len * ssz)
         return WHY("FatLength too small for ClusterCount");
-    if ((uint64_t)heap + ((uint64_t)count << spc) > vol_len)
+    if ((uint64_t)heap + (uint64_t)count * (1u << spc) > vol_len)
         return WHY("cluster heap runs past VolumeLength");
     if (root < 2 || root - 2 >= count)
         return WHY("FirstClusterOfRootDirectory out of range");
@@ -83,11 +86,11 @@ static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
     v->root_cluster = root;
     v->vol_flags = ld_le16(b + EXBS_VOLUME_FLAGS);
     v->info.fs_type = SF_FS_EXFAT;
-    v->info.sector_size = 1u << ss;
-    v->info.cluster_size = 1u << (ss + spc);
+    v->info.sector_size = ssz;
+    v->info.cluster_size = ssz << spc;
     v->info.cluster_count = count;
-    v->info.volume_size = vol_len << ss;
-    v->info.heap_offset = (uint64_t)heap << ss;
+    v->info.volume_size = vol_len * ssz;
+    v->info.heap_offset = (uint64_t)heap * ssz;
     v->info.serial = ld_le32(b + EXBS_SERIAL);
     v->info.fs_revision = ld_le16(b + EXBS_FS_REVISION);
     v->info.dirty = (v->vol_flags & EXFAT_VOLFLAG_DIRTY) != 0;
@@ -116,22 +119,45 @@ static int check_boot_region(struct sf_vol *v, uint8_t *buf)
     return 0;
 }
 
+/* Where the up-case table being read has got to: the next code point to map, and whether
+ * every mapping so far equals the built-in table's. */
+struct upcase_load {
+    uint16_t *tab;              /* cfg.upcase_buf, or NULL: only compare */
+    uint32_t pos;               /* 0..65536 */
+    uint8_t same;
+};
+
+#define UPCASE_IDENTITY 0x10000u    /* upcase_map's `to` for "each to itself" */
+
+/* Map the next `run` code points (those past U+FFFF are ignored) to `to`, or each to
+ * itself when `to` is UPCASE_IDENTITY. */
+static void upcase_map(struct upcase_load *u, uint32_t run, uint32_t to)
+{
+    for (; run && u->pos < 65536; run--, u->pos++) {
+        uint16_t c = (uint16_t)(to == UPCASE_IDENTITY ? u->pos : to);
+        if (u->tab)
+            u->tab[u->pos] = c;
+        if (sf_upcase_builtin((uint16_t)u->pos) != c)
+            u->same = 0;
+    }
+}
+
 /* Read the volume's up-case table: verify its TableChecksum, decide whether it equals the
  * built-in table, and expand it into cfg.upcase_buf when it does not and a buffer exists. */
-static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len, uint32_t want_sum)
+static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_t want_sum)
 {
-    struct sf_chain ch = { first, 0, len };
-    uint32_t ss = vol_ss(v), sum = 0, clus = first, idx = 0, n_done = 0;
-    uint32_t pos = 0, skip = 0;
-    int pending_ffff = 0, same = 1, err;
-    uint16_t *tab = v->cfg.upcase_buf;
+    struct sf_chain ch = { first, 0, len64 };
+    struct upcase_load u = { v->cfg.upcase_buf, 0, 1 };
+    uint32_t ss = vol_ss(v), sum = 0, clus = first, idx = 0;
+    int pending_ffff = 0, err;
 
-    if (len < 2 || len > 65536u * 2 * 2 || (len & 1))
+    if (len64 < 2 || len64 > 65536u * 2 * 2 || (len64 & 1))
         return WHY("up-case table DataLength out of range");
     if (!clus_ok(v, first))
         return WHY("up-case table FirstCluster out of range");
-    for (uint64_t off = 0; off < len; off += ss) {
-        uint32_t in_clus = (uint32_t)(off >> v->cluster_shift);
+    uint32_t len = (uint32_t)len64;     /* at most 256 KiB, checked above */
+    for (uint32_t off = 0; off < len; off += ss) {
+        uint32_t in_clus = off >> v->cluster_shift;
         if (in_clus != idx) {
             if ((err = chain_next(v, &ch, clus, &clus)))
                 return err;
@@ -143,46 +169,24 @@ static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len, uint32_t 
         uint8_t *sec;
         if ((err = cache_get(v, lba, &sec)))
             return err;
-        uint32_t n = len - off < ss ? (uint32_t)(len - off) : ss;
+        uint32_t n = len - off < ss ? len - off : ss;
         sum = sf_exfat_sum32(sum, sec, n);
         for (uint32_t i = 0; i + 1 < n; i += 2) {
-            uint16_t u = ld_le16(sec + i);
-            if (pending_ffff) {          /* a run of `u` identity mappings */
+            uint16_t c = ld_le16(sec + i);
+            if (pending_ffff) {          /* a run of `c` identity mappings */
                 pending_ffff = 0;
-                skip = u;
-                while (skip-- && pos < 65536) {
-                    if (tab)
-                        tab[pos] = (uint16_t)pos;
-                    if (sf_upcase_builtin((uint16_t)pos) != pos)
-                        same = 0;
-                    pos++;
-                }
-                continue;
-            }
-            if (u == 0xFFFF) {
+                upcase_map(&u, c, UPCASE_IDENTITY);
+            } else if (c == 0xFFFF) {
                 pending_ffff = 1;
-                continue;
-            }
-            if (pos < 65536) {
-                if (tab)
-                    tab[pos] = u;
-                if (sf_upcase_builtin((uint16_t)pos) != u)
-                    same = 0;
-                pos++;
+            } else {
+                upcase_map(&u, 1, c);
             }
         }
-        n_done++;
     }
     if (sum != want_sum)
         return WHY("up-case table checksum mismatch");
-    for (; pos < 65536; pos++) {
-        if (tab)
-            tab[pos] = (uint16_t)pos;
-        if (sf_upcase_builtin((uint16_t)pos) != pos)
-            same = 0;
-    }
-    v->upcase_builtin = (uint8_t)same;
-    (void)n_done;
+    upcase_map(&u, 65536, UPCASE_IDENTITY);  /* the rest map to themselves */
+    v->upcase_builtin = u.same;
     return 0;
 }
 
