@@ -53,7 +53,7 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
     }
     if (!pow2(spc) || spc > 128)
         return WHY("BPB_SecPerClus is not a power of two up to 128");
-    if ((uint64_t)spc * bps > 256 * 1024)
+    if (spc * bps > 256 * 1024)             /* both checked above: no overflow */
         return WHY("clusters larger than 256 KiB");
     if (rsvd == 0)
         return WHY("BPB_RsvdSecCnt is 0");
@@ -80,11 +80,11 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
     uint64_t data = rsvd + (uint64_t)nfats * fatsz + root_secs;
     if (data >= total)
         return WHY("FATs and root directory leave no data area");
-    uint64_t count = (uint32_t)(total - data) / spc;      /* total > data, both 32-bit */
+    uint32_t count = (uint32_t)(total - data) / spc;      /* total > data, both 32-bit */
     uint8_t bits = fat32 ? 32 : count < FAT12_MAX_CLUSTERS + 1 ? 12 : 16;
-    uint64_t max = bits == 32 ? FAT32_MAX_CLUSTERS : bits == 16 ? FAT16_MAX_CLUSTERS
+    uint32_t max = bits == 32 ? FAT32_MAX_CLUSTERS : bits == 16 ? FAT16_MAX_CLUSTERS
                                                                : FAT12_MAX_CLUSTERS;
-    uint64_t min = bits == 32 ? FAT16_MAX_CLUSTERS + 1 : bits == 16 ? FAT12_MAX_CLUSTERS + 1 : 1;
+    uint32_t min = bits == 32 ? FAT16_MAX_CLUSTERS + 1 : bits == 16 ? FAT12_MAX_CLUSTERS + 1 : 1;
     if (count == 0)
         return WHY("no clusters");
     if (count < min || count > max)
@@ -92,7 +92,9 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
                                      : "cluster count outside its FAT type's range";
     if (count > max)
         count = max;   /* the rest cannot be named by an entry of this width */
-    if (sf_udiv64((uint64_t)fatsz * bps * 8, bits) < count + 2)
+    /* The FAT's entries, fatsz * bps * 8 / bits, are fewer than count + 2: compared
+     * multiplied out, without a 64-bit divide. */
+    if ((uint64_t)fatsz * bps * 8 < (uint64_t)(count + 2) * bits)
         return WHY("FAT too small for the cluster count");
 
     v->sector_shift = log2u(bps);
@@ -139,7 +141,7 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
     v->info.cluster_size = bps * spc;
     v->info.cluster_count = v->cluster_count;
     v->info.volume_size = (uint64_t)total * bps;
-    v->info.heap_offset = data * bps;
+    v->info.heap_offset = (uint64_t)(uint32_t)data * bps;  /* data < total here */
     if (bits == 12)
         v->rdonly = 1;          /* FAT12: read-only by design */
     return 0;
