@@ -67,29 +67,49 @@ uint32_t fat_sfn_decode(const uint8_t sfn[FAT_SFN_LEN], uint8_t ntres, uint16_t 
     return k;
 }
 
-/* Characters a short name may hold besides A-Z and 0-9. */
-static int sfn_special(uint16_t c)
-{
-    switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '(': case ')':
-    case '-': case '@': case '^': case '_': case '`': case '{': case '}': case '~':
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* The short-name byte for an upper-cased character, or 0 when it has none. */
+/* The short-name byte for an upper-cased character, or 0 when it has none: A-Z, 0-9 and
+ * the special characters below. */
 static uint8_t sfn_char(uint16_t c)
 {
-    if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || sfn_special(c))
+    static const char special[] = "!#$%&'()-@^_`{}~";
+    if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
         return (uint8_t)c;
+    for (const char *p = special; *p; p++)
+        if (c == (uint8_t)*p)
+            return (uint8_t)c;
     return 0;
+}
+
+/* Copy name[from..to) into the `room` bytes at out as short-name characters: spaces are
+ * dropped, characters a short name cannot hold become '_'. Returns how many bytes were
+ * written; sets *lossy when anything was dropped, replaced or cut off. */
+static uint32_t sfn_part(const uint16_t *name, uint32_t from, uint32_t to, uint8_t *out,
+                         uint32_t room, int *lossy)
+{
+    uint32_t n = 0;
+    for (uint32_t i = from; i < to; i++) {
+        uint16_t u = sf_upcase_builtin(name[i]);
+        uint8_t b = sfn_char(u);
+        if (u == ' ') {
+            *lossy = 1;
+            continue;
+        }
+        if (!b) {
+            b = '_';
+            *lossy = 1;
+        }
+        if (n == room) {
+            *lossy = 1;
+            break;
+        }
+        out[n++] = b;
+    }
+    return n;
 }
 
 int fat_sfn_basis(const uint16_t *name, uint32_t len, uint8_t basis[FAT_SFN_LEN])
 {
-    uint32_t start = 0, first_dot = len, last_dot = len, nb = 0, ne = 0;
+    uint32_t start = 0, first_dot = len, last_dot = len;
     int lossy = 0;
     memset(basis, ' ', FAT_SFN_LEN);
     while (start < len && name[start] == '.')
@@ -104,40 +124,8 @@ int fat_sfn_basis(const uint16_t *name, uint32_t len, uint8_t basis[FAT_SFN_LEN]
     }
     if (first_dot != last_dot)
         lossy = 1;               /* more than one period: only the last one's part is kept */
-    for (uint32_t i = start; i < first_dot; i++) {
-        uint16_t u = sf_upcase_builtin(name[i]);
-        uint8_t b = sfn_char(u);
-        if (u == ' ') {
-            lossy = 1;
-            continue;
-        }
-        if (!b) {
-            b = '_';
-            lossy = 1;
-        }
-        if (nb == 8) {
-            lossy = 1;
-            break;
-        }
-        basis[nb++] = b;
-    }
-    for (uint32_t i = last_dot + 1; i < len; i++) {
-        uint16_t u = sf_upcase_builtin(name[i]);
-        uint8_t b = sfn_char(u);
-        if (u == ' ') {
-            lossy = 1;
-            continue;
-        }
-        if (!b) {
-            b = '_';
-            lossy = 1;
-        }
-        if (ne == 3) {
-            lossy = 1;
-            break;
-        }
-        basis[8 + ne++] = b;
-    }
+    uint32_t nb = sfn_part(name, start, first_dot, basis, 8, &lossy);
+    uint32_t ne = sfn_part(name, last_dot + 1, len, basis + 8, 3, &lossy);
     if (last_dot < len && ne == 0)
         lossy = 1;               /* "NAME." */
     if (nb == 0) {
