@@ -69,26 +69,14 @@ int sf_utf16_to_utf8(const uint16_t *in, size_t n, char *out, size_t cap)
         unsigned need = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
         if (cap - o < need + 1u || o >= cap)
             return SF_ENAMETOOLONG;         /* room for the bytes and the NUL */
-        switch (need) {
-        case 1:
-            out[o++] = (char)c;
-            break;
-        case 2:
-            out[o++] = (char)(0xC0 | c >> 6);
-            out[o++] = (char)(0x80 | (c & 0x3F));
-            break;
-        case 3:
-            out[o++] = (char)(0xE0 | c >> 12);
-            out[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            out[o++] = (char)(0x80 | (c & 0x3F));
-            break;
-        default:
-            out[o++] = (char)(0xF0 | c >> 18);
-            out[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
-            out[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
-            out[o++] = (char)(0x80 | (c & 0x3F));
-            break;
+        /* Continuation bytes from the last, 6 bits each; the lead byte takes the rest. */
+        static const uint8_t lead[4] = { 0x00, 0xC0, 0xE0, 0xF0 };
+        for (unsigned k = need - 1; k; k--) {
+            out[o + k] = (char)(0x80 | (c & 0x3F));
+            c >>= 6;
         }
+        out[o] = (char)(lead[need - 1] | c);
+        o += need;
     }
     if (o >= cap)
         return SF_ENAMETOOLONG;
