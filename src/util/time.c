@@ -37,10 +37,11 @@ static void civil_from_days(uint32_t z, uint32_t *y, unsigned *m, unsigned *d)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
+/* For a DOS year, 1980..2107: of its century years only 2100 is not a leap year. */
 static unsigned days_in_month(uint32_t y, unsigned m)
 {
     static const uint8_t dm[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+    if (m == 2 && y % 4 == 0 && y != 2100)
         return 29;
     return dm[m - 1];
 }
@@ -89,10 +90,11 @@ sf_time_ms sf_time_from_dos(uint32_t dos, uint8_t ms10, int utc_offset_min)
         m = 1;
     if (m > 12)
         m = 12;
+    unsigned dim = days_in_month(y, m);
     if (d < 1)
         d = 1;
-    if (d > days_in_month(y, m))
-        d = days_in_month(y, m);
+    if (d > dim)
+        d = dim;
     if (hh > 23)
         hh = 23;
     if (mm > 59)
@@ -101,9 +103,9 @@ sf_time_ms sf_time_from_dos(uint32_t dos, uint8_t ms10, int utc_offset_min)
         s2 = 29;
     if (ms10 > 199)
         ms10 = 199;
-    int64_t ms = (int64_t)days_from_civil(y, m, d) * MS_PER_DAY +
-                 ((int64_t)hh * 3600 + mm * 60 + s2 * 2) * 1000 + (int64_t)ms10 * 10;
-    return ms - (int64_t)utc_offset_min * 60000;
+    /* Two-second units from 1970 fit 32 bits up to 2242, past DOS's last year (2107). */
+    uint32_t units = days_from_civil(y, m, d) * 43200u + hh * 1800u + mm * 30u + s2;
+    return (int64_t)units * 2000 + ms10 * 10 - (int64_t)utc_offset_min * 60000;
 }
 
 uint8_t sf_exfat_utc_field(int utc_offset_min)
