@@ -75,10 +75,14 @@ static int can_valid(uint32_t id, uint32_t flags, uint32_t len)
     return 1;
 }
 
+/* The CAN FD lengths above 8 a DLC can say, 12 16 20 24 32 48 64, as bits len / 4. */
+#define FD_LONG_LENGTHS \
+    ((1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 8) | (1u << 12) | (1u << 16))
+
 int sf_rec_can_valid(uint32_t id, uint32_t flags, uint8_t len)
 {
-    if ((flags & SF_CAN_FD) && len > 8 && len != 12 && len != 16 && len != 20 &&
-        len != 24 && len != 32 && len != 48 && len != 64)
+    if ((flags & SF_CAN_FD) && len > 8 &&
+        (len > 64 || (len & 3u) || !((FD_LONG_LENGTHS >> (len >> 2)) & 1u)))
         return 0;                      /* not a length a CAN FD DLC can say */
     return can_valid(id, flags, len);
 }

@@ -356,6 +356,6 @@ uint64_t sfl_ring_used_bytes(const struct sf_log *lg)
     uint32_t r = atomic_load_explicit(&lg->rel, memory_order_relaxed);
     if (lg->flags & SF_LOG_RAW)
         return ctr_dist(lg, t, r);
-    return ((uint64_t)ctr_dist(lg, t >> lg->bshift, r) << lg->bshift) +
-           (t & ((1u << lg->bshift) - 1));
+    /* < nblk blocks: below the ring size, so below 2^31 (sf_log_open) */
+    return (ctr_dist(lg, t >> lg->bshift, r) << lg->bshift) + (t & ((1u << lg->bshift) - 1));
 }

@@ -34,18 +34,16 @@ static int fr_trim(struct sf_log *lg, uint64_t ref, int room)
         uint32_t held = ctr_dist(lg, lg->taken, rel);
         if (!held)
             break;
-        int out = !c->pre_bytes && !c->pre_ns;
-        if (c->pre_bytes && ((uint64_t)(held - 1) << lg->bshift) >= c->pre_bytes)
-            out = 1;
-        if (c->pre_ns && held >= 2 && ref >= c->pre_ns &&
-            first_ts(lg, ctr_add(lg, rel, 1)) < ref - c->pre_ns)
-            out = 1;
-        if (room && lg->nblk - 1 - ctr_dist(lg, sfl_ring_current(lg), rel) < 2)
-            out = 1;
-        if (!out)
+        if ((!c->pre_bytes && !c->pre_ns) ||
+            (c->pre_bytes && ((uint64_t)(held - 1) << lg->bshift) >= c->pre_bytes) ||
+            (c->pre_ns && held >= 2 && ref >= c->pre_ns &&
+             first_ts(lg, ctr_add(lg, rel, 1)) < ref - c->pre_ns) ||
+            (room && lg->nblk - 1 - ctr_dist(lg, sfl_ring_current(lg), rel) < 2)) {
+            sfl_ring_release(lg, 1);
+            n++;
+        } else {
             break;
-        sfl_ring_release(lg, 1);
-        n++;
+        }
     }
     lg->sub = atomic_load_explicit(&lg->rel, memory_order_relaxed);
     return n;
