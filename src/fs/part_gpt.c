@@ -22,6 +22,7 @@ struct gpt_hdr {
     uint32_t entry_count;
     uint32_t entry_size;
     uint32_t entry_crc;
+    uint32_t entry_sectors;     /* sectors the entry array spans */
 };
 
 static int gpt_read_header(struct sf_bdev *bd, uint8_t *b, struct gpt_hdr *h)
@@ -49,8 +50,9 @@ static int gpt_read_header(struct sf_bdev *bd, uint8_t *b, struct gpt_hdr *h)
         (h->entry_size & (h->entry_size - 1)) || h->entry_size > ss || h->entry_lba < 2 ||
         h->entry_count > 65536)
         return SF_ECORRUPT;
-    uint64_t sectors = sf_udiv64((uint64_t)h->entry_count * h->entry_size + ss - 1, ss);
-    if (h->entry_lba > bd->sector_count || sectors > bd->sector_count - h->entry_lba)
+    /* At most 65536 entries of at most one sector each: the count fits 32 bits. */
+    h->entry_sectors = (uint32_t)sf_udiv64((uint64_t)h->entry_count * h->entry_size + ss - 1, ss);
+    if (h->entry_lba > bd->sector_count || h->entry_sectors > bd->sector_count - h->entry_lba)
         return SF_ECORRUPT;
     return 0;
 }
@@ -64,11 +66,10 @@ int part_gpt_find(struct sf_bdev *bd, uint32_t index, uint8_t *b, struct sf_part
     if ((err = gpt_read_header(bd, b, &h)))
         return err;
     uint32_t per = ss / h.entry_size;
-    uint64_t sectors = sf_udiv64((uint64_t)h.entry_count * h.entry_size + ss - 1, ss);
 
     /* Pass 1: the entry array's CRC, before any entry is believed. */
     uint32_t crc = 0, left = h.entry_count;
-    for (uint64_t s = 0; s < sectors; s++) {
+    for (uint32_t s = 0; s < h.entry_sectors; s++) {
         if ((err = sf_bdev_read(bd, h.entry_lba + s, b, 1)))
             return err;
         uint32_t n = left < per ? left : per;
@@ -79,17 +80,18 @@ int part_gpt_find(struct sf_bdev *bd, uint32_t index, uint8_t *b, struct sf_part
         return SF_ECORRUPT;
 
     /* Pass 2: the Nth entry, or the first used one that holds FAT/exFAT. */
-    uint64_t loaded = UINT64_MAX;       /* the entry sector now in b */
+    uint32_t loaded = UINT32_MAX;       /* the entry sector now in b, from entry_lba */
     for (uint32_t i = 0; i < h.entry_count; i++) {
-        uint64_t lba = h.entry_lba + i / per;
-        if (lba != loaded) {
-            if ((err = sf_bdev_read(bd, lba, b, 1)))
+        uint32_t sec = i / per;
+        if (sec != loaded) {
+            if ((err = sf_bdev_read(bd, h.entry_lba + sec, b, 1)))
                 return err;
-            loaded = lba;
+            loaded = sec;
         }
         const uint8_t *e = b + (size_t)(i % per) * h.entry_size;
-        static const uint8_t zero[16];
-        int used = memcmp(e + GPTE_TYPE, zero, 16) != 0;
+        uint8_t used = 0;               /* a type GUID of all zeros: the entry is unused */
+        for (uint32_t k = 0; k < 16; k++)
+            used |= e[GPTE_TYPE + k];
         if (!used) {
             if (index == i + 1)
                 return SF_ENOENT;
@@ -102,7 +104,7 @@ int part_gpt_find(struct sf_bdev *bd, uint32_t index, uint8_t *b, struct sf_part
             continue;
         if (!index) {
             int kind;
-            loaded = UINT64_MAX;        /* holds_fs reuses b */
+            loaded = UINT32_MAX;        /* holds_fs reuses b */
             if ((err = part_holds_fs(bd, b, first, &kind)))
                 return err;
             if (!kind)
