@@ -181,17 +181,14 @@ static int check_fats(struct sf_vol *v, uint8_t media)
             return err;
         if (s[0] != media)
             return WHY("FAT[0] does not hold the BPB media byte");
-        if (k)
+        if (k || v->fat_bits == 12)
             continue;
-        if (v->fat_bits == 32) {
-            uint32_t e1 = ld_le32(s + 4);
-            v->info.dirty = !(e1 & FAT32_CLN_SHUT);
-            v->info.errors = !(e1 & FAT32_HRD_ERR);
-        } else if (v->fat_bits == 16) {
-            uint32_t e1 = ld_le16(s + 2);
-            v->info.dirty = !(e1 & FAT16_CLN_SHUT);
-            v->info.errors = !(e1 & FAT16_HRD_ERR);
-        }
+        /* FAT16's two bits sit 12 places below FAT32's: moved up, both test alike. */
+        _Static_assert((FAT16_CLN_SHUT << 12) == FAT32_CLN_SHUT &&
+                       (FAT16_HRD_ERR << 12) == FAT32_HRD_ERR, "FAT[1] flag bits");
+        uint32_t e1 = v->fat_bits == 32 ? ld_le32(s + 4) : (uint32_t)ld_le16(s + 2) << 12;
+        v->info.dirty = !(e1 & FAT32_CLN_SHUT);
+        v->info.errors = !(e1 & FAT32_HRD_ERR);
     }
     return 0;
 }
@@ -285,13 +282,11 @@ static int write_fat1(struct sf_vol *v, int dirty)
         int err = cache_get(v, lba, &s);
         if (err)
             return err;
-        if (v->fat_bits == 32) {
-            uint32_t e = ld_le32(s + 4);
-            st_le32(s + 4, dirty ? e & ~FAT32_CLN_SHUT : e | FAT32_CLN_SHUT);
-        } else {
-            uint32_t e = ld_le16(s + 2);
-            st_le16(s + 2, (uint16_t)(dirty ? e & ~FAT16_CLN_SHUT : e | FAT16_CLN_SHUT));
-        }
+        /* The flag is one bit of FAT[1]'s top byte: byte 7 of the sector, bit 27 of the
+         * entry, on FAT32; byte 3, bit 15, on FAT16. */
+        uint8_t *top = s + (v->fat_bits == 32 ? 7 : 3);
+        uint8_t bit = (uint8_t)(v->fat_bits == 32 ? FAT32_CLN_SHUT >> 24 : FAT16_CLN_SHUT >> 8);
+        *top = (uint8_t)(dirty ? *top & ~bit : *top | bit);
         if ((err = cache_put(v, lba)))
             return err;
     }

@@ -10,6 +10,17 @@
 #include "fs/fs.h"
 #include "util/utf.h"
 
+/* An open file whose entry set is at loc, or NULL. When the file is open more than once,
+ * the handle opened first (the list is newest first). */
+static struct sf_file *open_file_at(const struct sf_vol *v, const struct sf_entry_loc *loc)
+{
+    struct sf_file *found = NULL;
+    for (struct sf_file *f = v->open_files; f; f = f->next_open)
+        if (f->loc.lba[0] == loc->lba[0] && f->loc.off == loc->off)
+            found = f;
+    return found;
+}
+
 static void fill_stat(const struct sf_vol *v, const struct dentry *d, struct sf_stat *st)
 {
     if (sf_utf16_to_utf8(d->name, d->name_len, st->name, sizeof st->name) < 0)
@@ -23,13 +34,12 @@ static void fill_stat(const struct sf_vol *v, const struct dentry *d, struct sf_
     st->mtime = d->mtime;
     st->atime = d->atime;
     /* A file open for writing is ahead of its entry on disk: show what the writer has. */
-    for (const struct sf_file *f = v->open_files; f; f = f->next_open) {
-        if (f->loc.lba[0] == d->loc.lba[0] && f->loc.off == d->loc.off) {
-            st->size = f->size;
-            st->alloc_size = f->chain.size;
-            st->first_cluster = f->chain.first;
-            st->contiguous = f->chain.contiguous;
-        }
+    const struct sf_file *f = open_file_at(v, &d->loc);
+    if (f) {
+        st->size = f->size;
+        st->alloc_size = f->chain.size;
+        st->first_cluster = f->chain.first;
+        st->contiguous = f->chain.contiguous;
     }
 }
 
@@ -106,9 +116,8 @@ static int remove_path(struct sf_vol *v, const char *path, int want_dir)
         return SF_ENOTDIR;
     if (is_dir && (err = dir_is_empty(v, &r.d.ch)) != 1)
         return err < 0 ? err : SF_ENOTEMPTY;
-    for (struct sf_file *f = v->open_files; f; f = f->next_open)
-        if (f->loc.lba[0] == r.d.loc.lba[0] && f->loc.off == r.d.loc.off)
-            return SF_EBUSY;
+    if (open_file_at(v, &r.d.loc))
+        return SF_EBUSY;
     if ((err = vol_begin_write(v)))
         return err;
     /* The removed entry is durable before its clusters are freed: freed clusters may be
@@ -155,9 +164,8 @@ int sf_rename(struct sf_vol *v, const char *from, const char *to)
         return SF_EEXIST;
     if (is_dir && b.parent.first == a.d.ch.first)
         return SF_EINVAL;           /* into itself */
-    for (struct sf_file *f = v->open_files; f; f = f->next_open)
-        if (f->loc.lba[0] == a.d.loc.lba[0] && f->loc.off == a.d.loc.off)
-            return SF_EBUSY;
+    if (open_file_at(v, &a.d.loc))
+        return SF_EBUSY;
     if ((err = vol_begin_write(v)))
         return err;
     /* The new entries keep everything of the old (attributes, times, allocation, sizes)
