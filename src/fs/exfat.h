@@ -6,8 +6,8 @@
 #include "fs/exfat_ondisk.h"
 
 /* ---- exfat_vol.c ---- */
-/* Validate the boot region (sector 0 is in buf, one sector) and read the root directory's
- * system entries. Sets v's geometry. */
+/* Validate the boot region (sector 0 is in buf, one sector, and sf_boot_sector_kind says
+ * SF_FS_EXFAT of it) and read the root directory's system entries. Sets v's geometry. */
 int exfat_mount(struct sf_vol *v, uint8_t *buf);
 /* Set or clear VolumeDirty in the main boot sector. */
 int exfat_set_dirty(struct sf_vol *v, int dirty);

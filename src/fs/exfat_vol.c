@@ -22,12 +22,11 @@ static uint32_t boot_sum(uint32_t sum, const uint8_t *p, uint32_t n, int first)
     return sum;
 }
 
-/* Validate the main boot sector's fields against each other and the device. */
+/* Validate the main boot sector's fields against each other and the device. Its
+ * FileSystemName is "EXFAT   ": sf_mount comes here only for a sector that
+ * sf_boot_sector_kind recognised by it. */
 static int check_boot_sector(struct sf_vol *v, const uint8_t *b)
 {
-    static const uint8_t name[8] = { 'E', 'X', 'F', 'A', 'T', ' ', ' ', ' ' };
-    if (memcmp(b + EXBS_FSNAME, name, 8) != 0)
-        return WHY("not an exFAT boot sector (FileSystemName)");
     if (ld_le16(b + EXBS_SIGNATURE) != 0xAA55)
         return WHY("boot sector signature is not 0xAA55");
     for (uint32_t i = 0; i < EXBS_MBZ_LEN; i++)

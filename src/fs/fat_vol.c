@@ -16,11 +16,6 @@
 
 #define WHY(msg) (v->why = SF_WHY(msg), SF_ECORRUPT)
 
-static int pow2(uint32_t x)
-{
-    return x && !(x & (x - 1));
-}
-
 static uint8_t log2u(uint32_t x)
 {
     uint8_t n = 0;
@@ -33,6 +28,10 @@ static uint8_t log2u(uint32_t x)
 
 /* ---- BPB ---- */
 
+/* sf_mount comes here only for a sector that sf_boot_sector_kind (part.c) took for FAT:
+ * BPB_BytsPerSec is 512, 1024, 2048 or 4096, BPB_SecPerClus a power of two (so at most
+ * 128), BPB_RsvdSecCnt and BPB_NumFATs are not 0, and the FAT size (BPB_FATSz16, else
+ * BPB_FATSz32) is not 0. The checks below are the rest. */
 static int check_bpb(struct sf_vol *v, const uint8_t *b)
 {
     uint32_t bps = ld_le16(b + BPB_BYTES_PER_SEC), spc = b[BPB_SEC_PER_CLUS];
@@ -44,21 +43,15 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
 
     if (ld_le16(b + BS_SIGNATURE) != 0xAA55)
         return WHY("boot sector signature is not 0xAA55");
-    if (bps < 512 || bps > 4096 || !pow2(bps))
-        return WHY("BPB_BytsPerSec is not 512, 1024, 2048 or 4096");
     if (bps != v->cfg.bd->sector_size) {
         v->why = bps == 4096 ? SF_WHY("volume has 4096-byte sectors but the device 512")
                              : SF_WHY("volume sector size differs from the device's");
         return SF_EINVAL;
     }
-    if (!pow2(spc) || spc > 128)
-        return WHY("BPB_SecPerClus is not a power of two up to 128");
-    if (spc * bps > 256 * 1024)             /* both checked above: no overflow */
+    if (spc * bps > 256 * 1024)             /* both at most 4096: no overflow */
         return WHY("clusters larger than 256 KiB");
-    if (rsvd == 0)
-        return WHY("BPB_RsvdSecCnt is 0");
     /* More than two copies are legal and rare; each is kept identical like the second. */
-    if (nfats < 1 || nfats > 4)
+    if (nfats > 4)
         return WHY("BPB_NumFATs is not 1..4");
     if (!total)
         total = ld_le32(b + BPB_TOT_SEC32);
@@ -72,8 +65,6 @@ static int check_bpb(struct sf_vol *v, const uint8_t *b)
         if (!root_ents || (root_ents * 32) % bps)
             return WHY("BPB_RootEntCnt does not fill whole sectors");
     }
-    if (!fatsz)
-        return WHY("FAT size is 0");
     if (total > v->bd->sector_count)
         return WHY("BPB total sectors run past the end of the device");
     uint32_t root_secs = root_ents * 32 / bps;

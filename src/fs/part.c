@@ -17,6 +17,8 @@ static int is_pow2(uint32_t x)
     return x && !(x & (x - 1));
 }
 
+/* fat_mount and exfat_mount rely on what this establishes (fat_vol.c, check_bpb): keep the
+ * two in step. */
 int sf_boot_sector_kind(const uint8_t *sec, uint32_t len)
 {
     if (len < 512)
@@ -34,10 +36,11 @@ int sf_boot_sector_kind(const uint8_t *sec, uint32_t len)
         return ld_le32(sec + 36) ? SF_FS_FAT32 : 0;  /* BPB_FATSz32 */
     if (!tot)
         tot = ld_le32(sec + 32);
-    uint64_t meta = rsvd + (uint64_t)nfats * fatsz + (root_ents * 32 + bps - 1) / bps;
+    /* 16-bit counts and an 8-bit number of FATs: no overflow in 32 bits. */
+    uint32_t meta = rsvd + nfats * fatsz + (root_ents * 32 + bps - 1) / bps;
     if (tot <= meta)
         return 0;
-    uint32_t clusters = (uint32_t)(tot - meta) / spc;    /* tot > meta, both 32-bit */
+    uint32_t clusters = (tot - meta) / spc;
     if (clusters < 4085)
         return SF_FS_FAT12;
     /* A 16-bit FAT size means FAT12/16 whatever the count (as Linux decides): a count past

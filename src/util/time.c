@@ -67,17 +67,18 @@ uint32_t sf_time_to_dos(sf_time_ms t, int utc_offset_min, uint8_t *ms10)
     if (local > last + 999)
         local = last;
 
-    uint32_t msday;                           /* local >= first > 0 here */
-    uint32_t days = (uint32_t)sf_udivmod64((uint64_t)local, (uint32_t)MS_PER_DAY, &msday);
+    /* In two-second units from 1980 (fewer than 2^31 up to 2107) and the milliseconds
+     * left over: one 64-bit divide, the rest in 32 bits. */
+    uint32_t ms2;                             /* local >= first here */
+    uint32_t units = (uint32_t)sf_udivmod64((uint64_t)(local - first), 2000, &ms2);
+    uint32_t in_day = units % 43200;
     uint32_t y;
     unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
-    uint32_t sec = msday / 1000, ms = msday % 1000;
-    uint32_t hh = sec / 3600, mm = sec / 60 % 60, ss = sec % 60;
+    civil_from_days(units / 43200 + DAYS_1970_TO_1980, &y, &m, &d);
     if (ms10)
-        *ms10 = (uint8_t)((ss & 1) * 100 + ms / 10);
+        *ms10 = (uint8_t)(ms2 / 10);
     return (uint32_t)(y - 1980) << 25 | (uint32_t)m << 21 | (uint32_t)d << 16 |
-           hh << 11 | mm << 5 | ss >> 1;
+           in_day / 1800 << 11 | in_day / 30 % 60 << 5 | in_day % 30;
 }
 
 sf_time_ms sf_time_from_dos(uint32_t dos, uint8_t ms10, int utc_offset_min)
