@@ -93,7 +93,8 @@ int sf_bdev_poll(struct sf_bdev *bd, struct sf_bio **out, unsigned max, int wait
 
 /* A window onto part of another device (a partition): LBA 0 is `first` of `parent`. In a
  * core built with SF_READONLY a window is read-only (SF_BDEV_READONLY: writes fail with
- * SF_EROFS, requests run synchronously), so that no write path is linked. */
+ * SF_EROFS, a flush has nothing to do, requests run synchronously), so that no write
+ * path is linked. */
 struct sf_bdev_window {
     struct sf_bdev bd;
     struct sf_bdev *parent;

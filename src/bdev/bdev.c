@@ -231,14 +231,15 @@ int sf_bdev_window_init(struct sf_bdev_window *w, struct sf_bdev *parent,
         align = gcd32(align, off);
     w->bd.align_sectors = align;
     w->bd.read = win_read;
-    w->bd.flush = win_flush;
-    /* A read-only core (SF_READONLY) never writes, so its windows are read-only: a program
-     * linked against it then carries no write, trim or asynchronous path. */
+    /* A read-only core (SF_READONLY) never writes, so its windows are read-only (nothing
+     * to flush either): a program linked against it then carries no write, flush, trim or
+     * asynchronous path. */
     if (!SF_HAVE_WRITE) {
         w->bd.flags |= SF_BDEV_READONLY;
         return 0;
     }
     w->bd.write = win_write;
+    w->bd.flush = win_flush;
     w->bd.trim = win_trim;
     if (parent->submit && parent->poll) {
         w->bd.submit = win_submit;
