@@ -26,8 +26,8 @@
 #define META_USED 32
 #define META_COUNT 36
 
-/* For a static function -Os would inline into each of its callers where one call is smaller
- * (checked with nm on the Cortex-M4 build). Never on the producers' paths. */
+/* For a static function -Os would inline into its callers where a call is smaller (checked
+ * with nm on the Cortex-M4 build). Never on the producers' paths. */
 #if defined(__GNUC__)
 #define LOG_NOINLINE __attribute__((noinline))
 #else
@@ -81,8 +81,7 @@ int sfl_ring_close_current(struct sf_log *lg, uint32_t *next);
 uint32_t sfl_ring_current(const struct sf_log *lg);
 int sfl_ring_take(struct sf_log *lg);
 void sfl_ring_release(struct sf_log *lg, uint32_t n);
-int sfl_ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last);
-void sfl_ring_drops_done(struct sf_log *lg, uint32_t count);
+int sfl_ring_put_drops(struct sf_log *lg);
 uint64_t sfl_ring_used_bytes(const struct sf_log *lg);
 int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
 
@@ -94,7 +93,6 @@ void sfl_durable_samples(struct sf_log *lg, uint64_t now, uint32_t n);
 int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
                    uint8_t kind, uint64_t first_ts);
 int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force);
-int sfl_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait);
 
 /* rotate.c */
 int sfl_first_index(struct sf_log *lg, uint32_t *index);

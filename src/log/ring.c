@@ -2,7 +2,7 @@
  * blocks to the writer. Freestanding; only 32-bit C11 atomics.
  *
  * Sections: producers (reserve, commit, append, drops) - raw mode - writer side (take,
- * release, drop harvest).
+ * release, DROP records).
  *
  * The protocol (framed mode)
  * --------------------------
@@ -321,33 +321,35 @@ void sfl_ring_release(struct sf_log *lg, uint32_t n)
     atomic_store_explicit(&lg->rel, r, memory_order_release);
 }
 
-/* Drops not yet written as a DROP record: 1 with the run, 0 when there are none or the lock
- * is busy (try again later). On 1 the lock is held until sfl_ring_drops_done. */
-int sfl_ring_drops_take(struct sf_log *lg, uint32_t *count, uint64_t *first, uint64_t *last)
+/* A DROP record for the drops counted since the last one: their number and the first and
+ * last timestamps of the run. 1 when placed; 0 when there are none, the lock is busy or the
+ * ring is full (the run stays for the next call). */
+int sfl_ring_put_drops(struct sf_log *lg)
 {
     if (atomic_load_explicit(&lg->drops, memory_order_relaxed) == lg->drops_seen)
         return 0;
     if (atomic_exchange_explicit(&lg->drop_lock, 1, memory_order_acquire))
         return 0;
-    *count = atomic_load_explicit(&lg->drops, memory_order_relaxed) - lg->drops_seen;
+    uint32_t count = atomic_load_explicit(&lg->drops, memory_order_relaxed) - lg->drops_seen;
+    uint64_t first, last;
     if (lg->drop_have) {
-        *first = lg->drop_first;
-        *last = lg->drop_last;
+        first = lg->drop_first;
+        last = lg->drop_last;
     } else {
-        *first = *last = log_now(lg);        /* every drop of the run lost the lock race */
+        first = last = log_now(lg);          /* every drop of the run lost the lock race */
     }
-    return 1;
-}
-
-/* count = 0: the DROP record could not be placed; keep the run for later. */
-void sfl_ring_drops_done(struct sf_log *lg, uint32_t count)
-{
-    if (count) {
+    uint8_t body[24];
+    st_le64(body, count);
+    st_le64(body + 8, first);
+    st_le64(body + 16, last);
+    int ok = sfl_put_own(lg, SF_REC_DROP, first, body, sizeof body) == 0;
+    if (ok) {
         lg->drops_seen += count;
         lg->drops_total += count;
         lg->drop_have = 0;
     }
     atomic_store_explicit(&lg->drop_lock, 0, memory_order_release);
+    return ok;
 }
 
 uint64_t sfl_ring_used_bytes(const struct sf_log *lg)

@@ -78,7 +78,7 @@ int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t 
     return 0;
 }
 
-static void durable_update(struct sf_log *lg, uint64_t now);
+static void durable_update(struct sf_log *lg, const struct sf_stream *s, uint64_t now);
 
 /* A checkpoint of the current file runs behind the data (see do_checkpoint). */
 static int ckpt_running(const struct sf_log *lg)
@@ -93,11 +93,12 @@ int sfl_reap(struct sf_log *lg, int wait)
     void *out[16];
     if (!lg->cur_open || (!lg->req_count && !ckpt_running(lg)))
         return 0;
-    int k = sf_stream_poll(&lg->st[lg->cur], out, 16, lg->req_count ? wait : 0);
+    struct sf_stream *s = &lg->st[lg->cur];
+    int k = sf_stream_poll(s, out, 16, lg->req_count ? wait : 0);
     if (k < 0)
         return sfl_fail(lg, k);
     uint64_t now = log_now(lg);
-    durable_update(lg, now);
+    durable_update(lg, s, now);
     for (int i = 0; i < k; i++) {
         struct sf_log_req *r = &lg->req[lg->req_head];
         if (lg->cfg.clock)
@@ -161,7 +162,7 @@ int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
             n = (uint32_t)room;
         if (!force && n == avail && n < lg->req_blocks && lg->req_count)
             break;
-        uint64_t records = 0;
+        uint32_t records = 0;                   /* < n * block / 16 */
         for (uint32_t i = 0; i < n; i++) {
             uint8_t *b = blk_ptr(lg, ctr_add(lg, lg->sub, i));
             struct sf_block_info bi = {
@@ -297,9 +298,9 @@ void sfl_durable_samples(struct sf_log *lg, uint64_t now, uint32_t n)
 /* A checkpoint of the current file completed: its size is durable, and so are the requests
  * that had completed when it started (those completing later are counted with the next one:
  * an upper bound on their latency). */
-static void durable_update(struct sf_log *lg, uint64_t now)
+static void durable_update(struct sf_log *lg, const struct sf_stream *s, uint64_t now)
 {
-    uint64_t d = lg->durable_base + sf_stream_stats(&lg->st[lg->cur])->bytes_durable;
+    uint64_t d = lg->durable_base + sf_stream_stats(s)->bytes_durable;
     if (d > lg->stats.bytes_durable) {
         lg->stats.bytes_durable = d;
         sfl_durable_samples(lg, now, lg->dur_ck);
@@ -363,35 +364,18 @@ static int cut_finish(struct sf_log *lg, uint64_t now)
     return err;
 }
 
-/* DROP records for drops counted since the last one. */
-static int insert_drops(struct sf_log *lg)
-{
-    uint32_t count;
-    uint64_t first, last;
-    if (!sfl_ring_drops_take(lg, &count, &first, &last))
-        return 0;
-    uint8_t body[24];
-    st_le64(body, count);
-    st_le64(body + 8, first);
-    st_le64(body + 16, last);
-    int ok = sfl_put_own(lg, SF_REC_DROP, first, body, sizeof body) == 0;
-    sfl_ring_drops_done(lg, ok ? count : 0);
-    return ok;
-}
-
 /* Everything up to now goes to the current file: cut, then take and submit until the cut
- * is reached, waiting for the device when needed. For close and the end of a trigger file;
- * producers should be quiet (a producer that never commits is given up on). */
-int sfl_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
+ * is reached, waiting for the device when needed. For close: producers should be quiet (a
+ * producer that never commits is given up on). */
+static LOG_NOINLINE int flush_for_close(struct sf_log *lg)
 {
     int err;
     uint32_t spins = 0, next;
-    (void)wait;
     /* Cut: closing the current block needs the next one free; the device gives blocks back. */
     for (;;) {
         if ((err = sfl_reap(lg, 0)) < 0)
             return err;
-        insert_drops(lg);
+        sfl_ring_put_drops(lg);
         sfl_ring_take(lg);
         if ((err = sfl_submit_runs(lg, lg->taken, 1)) < 0)
             return err;
@@ -405,7 +389,7 @@ int sfl_flush_to_cut(struct sf_log *lg, enum log_cut kind, int wait)
         }
     }
     lg->cut = next;
-    lg->cut_kind = (uint8_t)kind;
+    lg->cut_kind = CUT_CLOSE;
     /* Every block before the cut: taken (once its producers committed) and submitted. */
     spins = 0;
     while (lg->sub != lg->cut) {
@@ -433,19 +417,20 @@ static int framed_service(struct sf_log *lg, uint64_t now)
         return err;
     did += err;
     did += sfl_ring_take(lg);
-    did += insert_drops(lg);
+    did += sfl_ring_put_drops(lg);
     if (lg->fr && (err = sfl_fr_service(lg, now)) < 0)
         return err;
     if (!lg->cur_open)
         return did;                            /* flight recorder between triggers */
     if (!lg->cut_kind) {
         enum log_cut kind = CUT_NONE;
-        if (lg->fr && lg->fr_writing && lg->cfg.clock && now >= lg->fr_end) {
+        if (lg->fr_writing && now >= lg->fr_end) {   /* trigger files need cfg.clock */
             kind = CUT_FR_END;
         } else if (rotate_due(lg, now)) {
             kind = CUT_ROTATE;
         } else if (ckpt_due(lg, now)) {
-            if (lg->stats.bytes_written == lg->ckpt_bytes_at && lg->taken == lg->sub && !sfl_ring_used_bytes(lg) && !lg->req_count)
+            if (lg->stats.bytes_written == lg->ckpt_bytes_at && lg->taken == lg->sub &&
+                !sfl_ring_used_bytes(lg) && !lg->req_count)
                 lg->next_ckpt_ns = now + lg->cfg.checkpoint_ns;   /* nothing new */
             else
                 kind = CUT_CKPT;
@@ -514,6 +499,16 @@ static uint32_t log2_exact(uint32_t v)
     while ((1u << k) < v)
         k++;
     return (1u << k) == v ? k : 0;
+}
+
+/* After an error: the current file keeps what reached it, with the size the stream gives it. */
+static void abandon_current(struct sf_log *lg)
+{
+    if (lg->cur_open) {
+        sfl_drain(lg);
+        sf_stream_close(&lg->st[lg->cur]);
+        lg->cur_open = 0;
+    }
 }
 
 int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
@@ -609,10 +604,7 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     err = lg->fr ? sfl_prepare_next(lg) : sfl_start_file(lg, now);
     if (err) {
         sfl_discard_next(lg);
-        if (lg->cur_open) {
-            sf_stream_close(&lg->st[lg->cur]);
-            lg->cur_open = 0;
-        }
+        abandon_current(lg);                   /* no request in flight: nothing to drain */
         return err;
     }
     lg->next_ckpt_ns = now + c->checkpoint_ns;
@@ -647,7 +639,7 @@ int sf_log_close(struct sf_log *lg)
         } else {
             /* Again while drops were counted meanwhile, so the file accounts for them. */
             for (int i = 0; i < 4 && !err; i++) {
-                err = sfl_flush_to_cut(lg, CUT_CLOSE, 1);
+                err = flush_for_close(lg);
                 lg->cut_kind = CUT_NONE;
                 if (atomic_load_explicit(&lg->drops, memory_order_relaxed) == lg->drops_seen)
                     break;
@@ -656,10 +648,8 @@ int sf_log_close(struct sf_log *lg)
         e = sfl_end_file(lg);
         if (!err)
             err = e;
-    } else if (lg->cur_open) {
-        sfl_drain(lg);
-        sf_stream_close(&lg->st[lg->cur]);
-        lg->cur_open = 0;
+    } else {
+        abandon_current(lg);
     }
     if (lg->fr && !lg->fr_writing)
         sfl_fr_release_all(lg);
