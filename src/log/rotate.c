@@ -143,34 +143,32 @@ static int delete_oldest(struct sf_log *lg)
 {
     char path[SF_LOG_PATH_MAX];
     int err;
-    if (lg->cfg.name) {
-        while (lg->oldest_index < lg->file_index) {
-            uint32_t i = lg->oldest_index++;
-            if (lg->file_index - i > SF_LOG_NAME_HIST)
+    for (;;) {
+        uint32_t index = 0, highest = 0;
+        uint64_t start_ts = 0;
+        if (lg->cfg.name) {
+            if (lg->oldest_index >= lg->file_index)
+                return SF_ENOSPC;
+            index = lg->oldest_index++;
+            if (lg->file_index - index > SF_LOG_NAME_HIST)
                 continue;                      /* its start time is forgotten */
-            if ((err = make_path(lg, i, lg->name_ts[i % SF_LOG_NAME_HIST], path)) < 0)
+            start_ts = lg->name_ts[index % SF_LOG_NAME_HIST];
+        } else {
+            if ((err = scan_numbers(lg, &index, &highest)))
                 return err;
-            err = sf_unlink(lg->v, path);
-            if (err == 0) {
-                lg->stats.files_deleted++;
-                return 0;
-            }
-            if (err != SF_ENOENT)
-                return err;
+            if (!index)
+                return SF_ENOSPC;
         }
-        return SF_ENOSPC;
+        if ((err = make_path(lg, index, start_ts, path)) < 0)
+            return err;
+        err = sf_unlink(lg->v, path);
+        if (!err) {
+            lg->stats.files_deleted++;
+            return 0;
+        }
+        if (err != SF_ENOENT || !lg->cfg.name)
+            return err;                        /* a named file may be gone already: next */
     }
-    uint32_t best = 0, highest = 0;
-    if ((err = scan_numbers(lg, &best, &highest)))
-        return err;
-    if (!best)
-        return SF_ENOSPC;
-    if ((err = make_path(lg, best, 0, path)) < 0)
-        return err;
-    if ((err = sf_unlink(lg->v, path)))
-        return err;
-    lg->stats.files_deleted++;
-    return 0;
 }
 
 /* Volume full: make room (0) or say there is none (SF_ENOSPC). Cyclic mode deletes the
