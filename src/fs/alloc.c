@@ -16,6 +16,11 @@
 #include "fs/exfat.h"
 #include "fs/fat.h"
 
+uint64_t clus_lba(const struct sf_vol *v, uint32_t c)
+{
+    return (uint64_t)v->heap_offset + ((uint64_t)(c - SF_FIRST_CLUSTER) << v->spc_shift);
+}
+
 int fat_get(struct sf_vol *v, uint32_t c, uint32_t *next)
 {
     return vol_is_exfat(v) ? exfat_fat_get(v, c, next) : fat_table_get(v, c, next);
@@ -74,7 +79,7 @@ static int find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
                            : fat_table_find_free(v, from, to, out);
 }
 
-static uint32_t chain_clusters(const struct sf_vol *v, const struct sf_chain *ch)
+static FS_NOINLINE uint32_t chain_clusters(const struct sf_vol *v, const struct sf_chain *ch)
 {
     return (uint32_t)((ch->size + vol_cs(v) - 1) >> v->cluster_shift);
 }
@@ -231,20 +236,18 @@ int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32
             ch->contiguous = vol_is_exfat(v);
             if (!ch->contiguous && (err = fat_write_run(v, start, got, SF_FAT_EOC)))
                 return err;
-        } else if (start == *last + 1) {
-            if (!ch->contiguous && v->bulk && !vol_is_exfat(v)) {
-                /* One multi-sector write per FAT copy: the link from the old last cluster
-                 * and the new run together. Torn, it can leave the link without all of the
-                 * run; the entry's size does not reach past the old clusters until the next
-                 * checkpoint, which comes after a flush, so a checker only cuts the chain. */
-                if ((err = fat_write_run(v, *last, got + 1, SF_FAT_EOC)))
-                    return err;
-            } else if (!ch->contiguous) {
-                if ((err = fat_write_run(v, start, got, SF_FAT_EOC)) ||
-                    (err = fat_set(v, *last, start)))
-                    return err;
-            }
+        } else if (start == *last + 1 && ch->contiguous) {
+            /* grown in place: nothing to write but the allocation */
+        } else if (start == *last + 1 && v->bulk && !vol_is_exfat(v)) {
+            /* One multi-sector write per FAT copy: the link from the old last cluster and
+             * the new run together. Torn, it can leave the link without all of the run;
+             * the entry's size does not reach past the old clusters until the next
+             * checkpoint, which comes after a flush, so a checker only cuts the chain. */
+            if ((err = fat_write_run(v, *last, got + 1, SF_FAT_EOC)))
+                return err;
         } else {
+            /* a new run with its end mark, then the link to it (or, where contiguity
+             * breaks, the FAT entries of the existing clusters) */
             if ((err = fat_write_run(v, start, got, SF_FAT_EOC)))
                 return err;
             if (ch->contiguous) {

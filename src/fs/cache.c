@@ -31,7 +31,7 @@ static uint32_t slot_of(const struct sf_vol *v, uint64_t lba)
     return sf_umod64(lba, v->cache_n);
 }
 
-static uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
+static FS_NOINLINE uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
 {
     return v->cache_mem + ((size_t)i << v->sector_shift);
 }
@@ -107,7 +107,7 @@ void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count)
                 v->cache[i].lba = UINT64_MAX;
         return;
     }
-    for (uint64_t k = 0; k < count; k++) {
+    for (uint32_t k = 0; k < (uint32_t)count; k++) {      /* count < cache_n here */
         uint32_t i = slot_of(v, lba + k);
         if (v->cache[i].lba == lba + k)
             v->cache[i].lba = UINT64_MAX;

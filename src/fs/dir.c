@@ -35,31 +35,33 @@ int dwalk_open(struct dwalk *w, struct sf_vol *v, const struct sf_chain *ch)
     return 0;
 }
 
+uint32_t dwalk_entries(const struct dwalk *w)
+{
+    return w->fixed ? w->fixed : w->nclus << (w->v->cluster_shift - 5);
+}
+
 int dwalk_locate(struct dwalk *w, uint32_t idx, uint64_t *lba, uint32_t *off)
 {
     struct sf_vol *v = w->v;
-    uint64_t byte = (uint64_t)idx * SF_DIRENT_SIZE;
-    if (w->fixed) {
-        if (idx >= w->fixed)
-            return SF_ENOENT;
-        *lba = v->root_sector + (byte >> v->sector_shift);
-        *off = (uint32_t)(byte & (vol_ss(v) - 1));
-        return 0;
-    }
-    uint32_t ci = (uint32_t)(byte >> v->cluster_shift);
-    if (ci >= w->nclus)
+    /* 32 bits suffice once idx is inside the directory: dwalk_open limits it to 256 MiB */
+    uint32_t byte = idx * SF_DIRENT_SIZE;
+    if (idx >= dwalk_entries(w))
         return SF_ENOENT;
-    if (ci != w->cidx || !w->clus) {
-        uint32_t c;
-        int err = chain_seek(v, &w->ch, ci, w->clus, w->cidx, &c);
-        if (err)
-            return err;
-        w->clus = c;
-        w->cidx = ci;
+    if (w->fixed) {
+        *lba = v->root_sector + (byte >> v->sector_shift);
+    } else {
+        uint32_t ci = byte >> v->cluster_shift;
+        if (ci != w->cidx || !w->clus) {
+            uint32_t c;
+            int err = chain_seek(v, &w->ch, ci, w->clus, w->cidx, &c);
+            if (err)
+                return err;
+            w->clus = c;
+            w->cidx = ci;
+        }
+        *lba = clus_lba(v, w->clus) + ((byte & (vol_cs(v) - 1)) >> v->sector_shift);
     }
-    uint32_t in = (uint32_t)(byte & (vol_cs(v) - 1));
-    *lba = clus_lba(v, w->clus) + (in >> v->sector_shift);
-    *off = in & (vol_ss(v) - 1);
+    *off = byte & (vol_ss(v) - 1);
     return 0;
 }
 
@@ -86,8 +88,8 @@ int name_from_utf8(const char *s, uint32_t len, uint16_t *out, uint32_t *outlen)
         return SF_EBADNAME;
     for (int i = 0; i < n; i++) {
         uint16_t c = out[i];
-        if (c < 0x20 || c == '"' || c == '*' || c == '/' || c == ':' || c == '<' ||
-            c == '>' || c == '?' || c == '\\' || c == '|')
+        /* control characters; " * / : < > ? as bits of 0x20..0x3F; backslash and | */
+        if (c < 0x20 || (c < 0x40 && (0xD4008404u >> (c - 0x20) & 1u)) || c == '\\' || c == '|')
             return SF_EBADNAME;
     }
     *outlen = (uint32_t)n;
@@ -228,6 +230,29 @@ int dir_find_slots(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry
             return err;                    /* SF_ENOSPC for a full FAT12/16 root */
         hint = end_idx < total ? end_idx : total;
     }
+}
+
+int dir_mark_entries(struct sf_vol *v, const struct sf_entry_loc *loc, uint8_t keep, uint8_t set,
+                     int last_first)
+{
+    uint32_t last = (loc->off + (loc->count - 1u) * SF_DIRENT_SIZE) >> v->sector_shift;
+    for (uint32_t j = 0; j <= last; j++) {
+        uint32_t k = !last_first ? j : j == 0 ? last : j - 1;
+        uint8_t *sec;
+        int err = cache_get(v, loc->lba[k], &sec);
+        if (err)
+            return err;
+        for (uint32_t i = 0; i < loc->count; i++) {
+            uint32_t byte = loc->off + i * SF_DIRENT_SIZE;
+            if ((byte >> v->sector_shift) == k) {
+                uint8_t *t = sec + (byte & (vol_ss(v) - 1));
+                *t = (uint8_t)((*t & keep) | set);
+            }
+        }
+        if ((err = cache_put(v, loc->lba[k])))
+            return err;
+    }
+    return 0;
 }
 
 /* ---- dispatch ---- */

@@ -25,7 +25,7 @@ uint16_t exfat_name_hash(const struct sf_vol *v, const uint16_t *name, uint32_t 
 }
 /* ---- entry sets ---- */
 
-static uint16_t set_checksum(const uint8_t *e, uint32_t n)
+static FS_NOINLINE uint16_t set_checksum(const uint8_t *e, uint32_t n)
 {
     uint16_t sum = 0;
     for (uint32_t i = 0; i < n * EXDE_SIZE; i++) {
@@ -128,7 +128,7 @@ static int eset_decode(const struct sf_vol *v, const struct eset *s, struct dent
     d->valid_length = ld_le64(st + EXDE_STREAM_VALID_LEN);
     d->ch.first = ld_le32(st + EXDE_FIRST_CLUSTER);
     d->ch.contiguous = (st[EXDE_STREAM_FLAGS] & EXDE_FLAG_NO_FAT_CHAIN) != 0;
-    d->ch.size = ((d->data_length + vol_cs(v) - 1) >> v->cluster_shift) << v->cluster_shift;
+    d->ch.size = (d->data_length + vol_cs(v) - 1) & ~(uint64_t)(vol_cs(v) - 1);
     d->ctime = decode_time(v, fe, EXDE_FILE_CTIME, EXDE_FILE_CTIME_10MS, EXDE_FILE_CTIME_UTC);
     d->mtime = decode_time(v, fe, EXDE_FILE_MTIME, EXDE_FILE_MTIME_10MS, EXDE_FILE_MTIME_UTC);
     d->atime = decode_time(v, fe, EXDE_FILE_ATIME, -1, EXDE_FILE_ATIME_UTC);
@@ -254,21 +254,8 @@ int exfat_update(struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t attr
 
 int exfat_remove(struct sf_vol *v, const struct sf_entry_loc *loc)
 {
-    uint32_t last = (loc->off + (loc->count - 1u) * EXDE_SIZE) >> v->sector_shift;
-    for (uint32_t k = 0; k <= last; k++) {       /* the file entry's sector first */
-        uint8_t *sec;
-        int err = cache_get(v, loc->lba[k], &sec);
-        if (err)
-            return err;
-        for (uint32_t i = 0; i < loc->count; i++) {
-            uint32_t byte = loc->off + i * EXDE_SIZE;
-            if ((byte >> v->sector_shift) == k)
-                sec[byte & (vol_ss(v) - 1)] &= (uint8_t)~EXDE_INUSE;
-        }
-        if ((err = cache_put(v, loc->lba[k])))
-            return err;
-    }
-    return 0;
+    /* the file entry's sector first */
+    return dir_mark_entries(v, loc, (uint8_t)~EXDE_INUSE, 0, 0);
 }
 /* ---- lookup and insertion ---- */
 

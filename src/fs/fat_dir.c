@@ -103,8 +103,8 @@ static int decode_83(const struct sf_vol *v, const uint8_t *e, struct dentry *d)
 }
 
 /* Entry i of the run at loc: its sector and offset. */
-static uint64_t loc_entry(const struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t i,
-                          uint32_t *off)
+static FS_NOINLINE uint64_t loc_entry(const struct sf_vol *v, const struct sf_entry_loc *loc,
+                                      uint32_t i, uint32_t *off)
 {
     uint32_t byte = loc->off + i * SF_DIRENT_SIZE;
     *off = byte & (vol_ss(v) - 1);
@@ -466,22 +466,7 @@ int fat_remove(struct sf_vol *v, const struct sf_entry_loc *loc)
 {
     if (!loc->count || loc->count > MAX_RUN)
         return SF_EINVAL;
-    uint32_t last = (loc->off + (loc->count - 1u) * SF_DIRENT_SIZE) >> v->sector_shift;
-    for (uint32_t j = 0; j <= last; j++) {
-        uint32_t k = j == 0 ? last : j - 1;     /* the 8.3 entry's sector first */
-        uint8_t *sec;
-        int err = cache_get(v, loc->lba[k], &sec);
-        if (err)
-            return err;
-        for (uint32_t i = 0; i < loc->count; i++) {
-            uint32_t byte = loc->off + i * SF_DIRENT_SIZE;
-            if ((byte >> v->sector_shift) == k)
-                sec[byte & (vol_ss(v) - 1)] = DIR_FREE;
-        }
-        if ((err = cache_put(v, loc->lba[k])))
-            return err;
-    }
-    return 0;
+    return dir_mark_entries(v, loc, 0, DIR_FREE, 1);     /* the 8.3 entry's sector first */
 }
 
 int fat_is_empty(struct sf_vol *v, const struct sf_chain *dir)

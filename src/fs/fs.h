@@ -26,6 +26,14 @@
 #define SF_FAT_MAX_FILE 0xFFFFFFFFull   /* FAT's 32-bit file size */
 #define SF_DIR_MAX_BYTES (256u * 1024 * 1024)  /* exFAT's limit; FAT's is 2 MiB (65536 entries) */
 
+/* For a static function that -Os would inline into each of its callers where one call is
+ * smaller (checked with nm on the Cortex-M4 build, scripts/size.sh). */
+#if defined(__GNUC__)
+#define FS_NOINLINE __attribute__((noinline))
+#else
+#define FS_NOINLINE
+#endif
+
 /* The text for sf_vol.why when a mount fails. SF_NO_MESSAGES (include/streamfat/config.h)
  * keeps one generic text instead of a reason per check (about 2 KiB of flash on a
  * Cortex-M); the checks and their error codes are the same either way. */
@@ -59,10 +67,8 @@ static inline int clus_ok(const struct sf_vol *v, uint32_t c)
 {
     return c >= SF_FIRST_CLUSTER && c - SF_FIRST_CLUSTER < v->cluster_count;
 }
-static inline uint64_t clus_lba(const struct sf_vol *v, uint32_t c)
-{
-    return (uint64_t)v->heap_offset + ((uint64_t)(c - SF_FIRST_CLUSTER) << v->spc_shift);
-}
+/* First sector of cluster c (alloc.c). */
+uint64_t clus_lba(const struct sf_vol *v, uint32_t c);
 
 /* ---- vol.c ---- */
 /* Note a modification: sets the volume-dirty flag on disk (once) before the first change. */
@@ -128,10 +134,8 @@ struct dwalk {
 int dwalk_open(struct dwalk *w, struct sf_vol *v, const struct sf_chain *ch);
 /* Sector and byte offset of entry idx; SF_ENOENT past the end of the directory. */
 int dwalk_locate(struct dwalk *w, uint32_t idx, uint64_t *lba, uint32_t *off);
-static inline uint32_t dwalk_entries(const struct dwalk *w)
-{
-    return w->fixed ? w->fixed : w->nclus << (w->v->cluster_shift - 5);
-}
+/* Entries in the directory. */
+uint32_t dwalk_entries(const struct dwalk *w);
 /* Type byte (first byte) of entry idx. */
 int dwalk_type(struct dwalk *w, uint32_t idx, uint8_t *type);
 
@@ -164,6 +168,10 @@ int dir_update(struct sf_vol *v, const struct sf_entry_loc *loc, uint32_t attr,
                sf_time_ms mtime, int touch_mtime);
 /* Mark the entries at loc unused (the one that makes them a file first). */
 int dir_remove(struct sf_vol *v, const struct sf_entry_loc *loc);
+/* Change the type byte of every entry at loc to (type & keep) | set, one sector write per
+ * sector of the set: from the first sector on, or (last_first) the last sector first. */
+int dir_mark_entries(struct sf_vol *v, const struct sf_entry_loc *loc, uint8_t keep, uint8_t set,
+                     int last_first);
 /* The next file or directory at or after entry *idx; 1 with d filled and *idx past it,
  * 0 at the end. Damaged entries are skipped. */
 int dir_next(struct sf_vol *v, struct dwalk *w, uint32_t *idx, struct dentry *d);
