@@ -20,13 +20,15 @@
  * Sections: codecs; writing; free space. */
 #include "fs/fat.h"
 
-static uint64_t entry_byte(const struct sf_vol *v, uint32_t c)
+/* Byte offset of entry c in the FAT. 32 bits: callers pass cluster numbers of the volume
+ * (below 2^28 + 2), so at most 2^30. */
+static uint32_t entry_byte(const struct sf_vol *v, uint32_t c)
 {
     if (v->fat_bits == 32)
-        return (uint64_t)c * 4;
+        return c * 4;
     if (v->fat_bits == 16)
-        return (uint64_t)c * 2;
-    return (uint64_t)c + c / 2;
+        return c * 2;
+    return c + c / 2;
 }
 
 static uint32_t normalise(const struct sf_vol *v, uint32_t raw)
@@ -62,9 +64,9 @@ static uint32_t denormalise(const struct sf_vol *v, uint32_t val)
 
 int fat_table_get(struct sf_vol *v, uint32_t c, uint32_t *next)
 {
-    uint64_t byte = entry_byte(v, c);
+    uint32_t byte = entry_byte(v, c);
     uint64_t lba = v->fat_offset + (byte >> v->sector_shift);
-    uint32_t off = (uint32_t)(byte & (vol_ss(v) - 1));
+    uint32_t off = byte & (vol_ss(v) - 1);
     uint8_t *sec;
     int err = cache_get(v, lba, &sec);
     if (err)
@@ -92,7 +94,7 @@ int fat_table_get(struct sf_vol *v, uint32_t c, uint32_t *next)
 
 /* Write FAT sector `rel` (relative to the FAT start), already changed in the cache, to copy 0
  * and then to the other copies. */
-static int put_fat_sector(struct sf_vol *v, uint64_t rel, const uint8_t *sec)
+static int put_fat_sector(struct sf_vol *v, uint32_t rel, const uint8_t *sec)
 {
     uint64_t lba = v->fat_offset + rel;
     int err = cache_put(v, lba);
@@ -104,14 +106,14 @@ static int put_fat_sector(struct sf_vol *v, uint64_t rel, const uint8_t *sec)
     return err;
 }
 
-static void summary_clear(struct sf_vol *v, uint64_t rel)
+static void summary_clear(struct sf_vol *v, uint32_t rel)
 {
-    uint64_t g = rel >> v->fs_shift;
+    uint32_t g = rel >> v->fs_shift;
     if (g < v->fs_groups)
         v->fs_bits[g >> 3] &= (uint8_t)~(1u << (g & 7));
 }
 
-static int summary_full(const struct sf_vol *v, uint64_t g)
+static FS_NOINLINE int summary_full(const struct sf_vol *v, uint32_t g)
 {
     return g < v->fs_groups && (v->fs_bits[g >> 3] >> (g & 7) & 1u);
 }
@@ -124,9 +126,9 @@ static int fat_write_entries(struct sf_vol *v, uint32_t start, uint32_t n, uint3
         return SF_EROFS;
     uint32_t c = start, stop = start + n, w = v->fat_bits / 8;
     while (c < stop) {
-        uint64_t byte = entry_byte(v, c);
-        uint64_t rel = byte >> v->sector_shift;
-        uint32_t off = (uint32_t)(byte & (vol_ss(v) - 1));
+        uint32_t byte = entry_byte(v, c);
+        uint32_t rel = byte >> v->sector_shift;
+        uint32_t off = byte & (vol_ss(v) - 1);
         uint8_t *sec;
         int err = cache_get(v, v->fat_offset + rel, &sec);
         if (err)
@@ -161,12 +163,12 @@ static int fat_run_bulk(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t e
     uint32_t max_secs = v->bulk_size >> v->sector_shift;
     uint32_t c = start, stop = start + n;
     while (c < stop) {
-        uint64_t rel0 = entry_byte(v, c) >> v->sector_shift;
-        uint64_t rel_last = entry_byte(v, stop - 1) >> v->sector_shift;
-        uint32_t secs = (uint32_t)(rel_last - rel0 + 1 < max_secs ? rel_last - rel0 + 1 : max_secs);
+        uint32_t rel0 = entry_byte(v, c) >> v->sector_shift;
+        uint32_t rel_last = entry_byte(v, stop - 1) >> v->sector_shift;
+        uint32_t secs = rel_last - rel0 + 1 < max_secs ? rel_last - rel0 + 1 : max_secs;
         for (uint32_t k = 0; k < secs; k++) {
             uint8_t *b = v->bulk + ((size_t)k << v->sector_shift);
-            uint32_t first = (uint32_t)((rel0 + k) * per);   /* first entry of this sector */
+            uint32_t first = (rel0 + k) * per;   /* first entry of this sector */
             if (first < c || first + per > stop) {
                 uint8_t *sec;                                /* partly covered: keep the rest */
                 int err = cache_get(v, v->fat_offset + rel0 + k, &sec);
@@ -194,8 +196,8 @@ static int fat_run_bulk(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t e
             if (err)
                 return err;
         }
-        uint64_t next_first = (rel0 + secs) * per;
-        c = next_first < stop ? (uint32_t)next_first : stop;
+        uint32_t next_first = (rel0 + secs) * per;
+        c = next_first < stop ? next_first : stop;
     }
     return 0;
 }
@@ -218,9 +220,9 @@ void fat_table_readahead(struct sf_vol *v, uint32_t c, uint32_t n)
 {
     if (!n || v->fat_bits == 12)
         return;
-    uint64_t rel = entry_byte(v, c) >> v->sector_shift;
-    uint64_t last = entry_byte(v, c + n - 1) >> v->sector_shift;
-    cache_readahead(v, v->fat_offset + rel, (uint32_t)(last - rel + 1));
+    uint32_t rel = entry_byte(v, c) >> v->sector_shift;
+    uint32_t last = entry_byte(v, c + n - 1) >> v->sector_shift;
+    cache_readahead(v, v->fat_offset + rel, last - rel + 1);
 }
 
 void fat_table_summary_init(struct sf_vol *v)
@@ -268,12 +270,12 @@ int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *
     uint32_t c = from;
     /* The group being read counts as full only if this search read it from its first
      * entry (entries 0 and 1 name no cluster and count as in use). */
-    uint64_t g_cur = UINT64_MAX;
+    uint32_t g_cur = UINT32_MAX;
     int g_whole = 0;
     while (c < to) {
-        uint64_t rel = c >> eps_shift, g = rel >> v->fs_shift;
+        uint32_t rel = c >> eps_shift, g = rel >> v->fs_shift;
         if (summary_full(v, g)) {
-            uint64_t next = (g + 1) << (v->fs_shift + eps_shift);
+            uint64_t next = (uint64_t)(g + 1) << (v->fs_shift + eps_shift);
             c = next < to ? (uint32_t)next : to;
             continue;
         }
@@ -295,7 +297,7 @@ int fat_table_find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *
             }
         }
         /* At the end of a group read whole, or at the end of the heap: record it. */
-        uint64_t gend = (g + 1) << (v->fs_shift + eps_shift);
+        uint64_t gend = (uint64_t)(g + 1) << (v->fs_shift + eps_shift);
         if (g_whole && g < v->fs_groups &&
             (c == gend || c == SF_FIRST_CLUSTER + v->cluster_count) && c <= to)
             v->fs_bits[g >> 3] |= (uint8_t)(1u << (g & 7));
@@ -322,9 +324,9 @@ int64_t fat_table_count_free(struct sf_vol *v)
     uint32_t w = v->fat_bits / 8, eps = vol_ss(v) / w;
     uint32_t eps_shift = v->sector_shift - (w == 4 ? 2 : 1);
     while (c < end) {
-        uint64_t rel = c >> eps_shift, g = rel >> v->fs_shift;
+        uint32_t rel = c >> eps_shift, g = rel >> v->fs_shift;
         if (summary_full(v, g)) {
-            uint64_t next = (g + 1) << (v->fs_shift + eps_shift);
+            uint64_t next = (uint64_t)(g + 1) << (v->fs_shift + eps_shift);
             c = next < end ? (uint32_t)next : end;
             continue;
         }
