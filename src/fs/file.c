@@ -13,7 +13,6 @@
  * old size over valid data and, at worst, leaked clusters. Shrinking updates the entry
  * before it frees clusters. */
 #include "fs/fs.h"
-#include "util/div64.h"
 
 static int file_writable(const struct sf_file *f)
 {
@@ -21,7 +20,7 @@ static int file_writable(const struct sf_file *f)
     return SF_HAVE_WRITE && (f->flags & SF_O_ACCMODE) != SF_O_RDONLY;
 }
 
-static uint32_t file_clusters(const struct sf_file *f)
+static FS_NOINLINE uint32_t file_clusters(const struct sf_file *f)
 {
     return (uint32_t)(f->chain.size >> f->vol->cluster_shift);
 }
@@ -60,13 +59,6 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
             return SF_EBUSY;
         if (writable && (r.d.attr & SF_ATTR_RDONLY))
             return SF_EPERM;
-        f->loc = r.d.loc;
-        f->chain = r.d.ch;
-        f->data_length = r.d.data_length;
-        f->valid_length = r.d.valid_length;
-        f->attr = r.d.attr;
-        f->ctime = r.d.ctime;
-        f->mtime = r.d.mtime;
     } else {
         if (!SF_HAVE_WRITE || !(flags & SF_O_CREAT))   /* read-only build: refused above */
             return SF_ENOENT;
@@ -83,10 +75,15 @@ int sf_open(struct sf_vol *v, struct sf_file *f, const char *path, uint32_t flag
             vol_end_write(v);
             return err;
         }
-        f->loc = r.d.loc;
-        f->attr = SF_ATTR_ARCH;
-        f->ctime = f->mtime = now;
     }
+    /* the entry found, or the one just created (empty, no clusters) */
+    f->loc = r.d.loc;
+    f->chain = r.d.ch;
+    f->data_length = r.d.data_length;
+    f->valid_length = r.d.valid_length;
+    f->attr = r.d.attr;
+    f->ctime = r.d.ctime;
+    f->mtime = r.d.mtime;
     f->vol = v;
     f->flags = flags;
     f->size = f->data_length;
@@ -143,6 +140,14 @@ static int buf_aligned(const struct sf_vol *v, const void *p)
     return a <= 1 || ((uintptr_t)p & (a - 1)) == 0;
 }
 
+/* Sectors of one transfer between the device and the caller's buffer: at most 65536 (so
+ * that the byte count, at most 2^28, stays 32-bit). */
+static uint32_t direct_secs(const struct sf_vol *v, uint64_t run)
+{
+    uint64_t secs = run >> v->sector_shift;
+    return secs > 0x10000 ? 0x10000 : (uint32_t)secs;
+}
+
 sf_ssize_t sf_read(struct sf_file *f, void *buf, size_t n)
 {
     struct sf_vol *v = f->vol;
@@ -172,10 +177,8 @@ sf_ssize_t sf_read(struct sf_file *f, void *buf, size_t n)
             return err;
         uint32_t in = (uint32_t)(pos & (vol_ss(v) - 1));
         if (in == 0 && run >= vol_ss(v) && buf_aligned(v, out + done)) {
-            uint64_t secs = run >> v->sector_shift;
-            if (secs > 0x10000)
-                secs = 0x10000;
-            if ((err = sf_bdev_read(v->bd, lba, out + done, (uint32_t)secs)))
+            uint32_t secs = direct_secs(v, run);
+            if ((err = sf_bdev_read(v->bd, lba, out + done, secs)))
                 return err;
             done += secs << v->sector_shift;
         } else {
@@ -207,12 +210,10 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
         if ((err = file_map(f, pos, direct ? n : (n < ss - in ? n : ss - in), &lba, &run)))
             return err;
         if (direct) {
-            uint64_t secs = run >> v->sector_shift;
-            if (secs > 0x10000)
-                secs = 0x10000;
+            uint32_t secs = direct_secs(v, run);
             cache_forget(v, lba, secs);
             v->unflushed = 1;
-            if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)secs)))
+            if ((err = sf_bdev_write(v->bd, lba, src, secs)))
                 return err;
             run = secs << v->sector_shift;
         } else {
@@ -263,7 +264,7 @@ static int file_reserve(struct sf_file *f, uint64_t size)
          * is contiguous), so a file growing by small writes writes each FAT sector once
          * per extent; sf_close frees what the size does not cover. */
         uint32_t eps = vol_ss(v) / (v->fat_bits / 8);
-        pad = eps - 1 - sf_umod64((uint64_t)f->last_cluster + n, eps);
+        pad = eps - 1 - (f->last_cluster + n) % eps;     /* clusters: below 2^32 */
         if ((need + pad) << v->cluster_shift > SF_FAT_MAX_FILE + 1 ||
             need + pad > v->cluster_count)
             pad = 0;
@@ -342,21 +343,26 @@ uint64_t sf_fsize(const struct sf_file *f)
     return f->size;
 }
 
-/* Write the entry set: data first (flush), then the entry, then flush. */
-static int file_commit(struct sf_file *f)
+/* Data and allocation first (flush), then the entry for the allocation `ch`, then flush. */
+static int entry_commit(struct sf_file *f, const struct sf_chain *ch)
 {
     struct sf_vol *v = f->vol;
     int err;
     if ((err = vol_flush(v)))
         return err;
     f->mtime = vol_now(v);
-    if ((err = dir_update(v, &f->loc, f->attr, &f->chain, f->size, f->valid_length,
-                          f->mtime, 1)))
+    if ((err = dir_update(v, &f->loc, f->attr, ch, f->size, f->valid_length, f->mtime, 1)) ||
+        (err = vol_flush(v)))
         return err;
-    if ((err = vol_flush(v)))
-        return err;
-    f->meta_dirty = 0;
     return 0;
+}
+
+static int file_commit(struct sf_file *f)
+{
+    int err = entry_commit(f, &f->chain);
+    if (!err)
+        f->meta_dirty = 0;
+    return err;
 }
 
 /* Give back the clusters past `size` (the file's size already): the entry stops referring
@@ -373,10 +379,7 @@ static int file_release_tail(struct sf_file *f)
     if (keep == 0)
         after.first = 0;
     after.size = (uint64_t)keep << v->cluster_shift;
-    f->mtime = vol_now(v);
-    if ((err = vol_flush(v)) ||
-        (err = dir_update(v, &f->loc, f->attr, &after, f->size, f->valid_length, f->mtime, 1)) ||
-        (err = vol_flush(v)) ||
+    if ((err = entry_commit(f, &after)) ||
         (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
         return err;
     f->cur_cluster = 0;
