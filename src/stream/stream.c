@@ -23,12 +23,11 @@
  * streaming: no directory entry, no FAT or bitmap sector outside an allocation step. */
 #include "streamfat/stream.h"
 #include "fs/fs.h"
-#include "util/div64.h"
 
 #define DEFAULT_STEP (64ull << 20)
 #define MAX_AUTO_STEP (1ull << 30)
 
-static int fail(struct sf_stream *s, int err)
+static FS_NOINLINE int fail(struct sf_stream *s, int err)
 {
     if (!s->failed)
         s->failed = err;
@@ -71,14 +70,18 @@ static uint32_t bulk_offset(const struct sf_vol *v)
     return (vol_ss(v) + a - 1) & ~(a - 1);
 }
 
-/* Make the allocation cover `end` bytes. */
+/* Make the allocation cover `end` bytes. Cluster counts are 32-bit: a volume has fewer than
+ * 2^32 clusters, and a FAT file's (at most 4 GiB) fewer than 2^23. */
 static int stream_reserve(struct sf_stream *s, uint64_t end)
 {
     struct sf_vol *v = s->v;
-    uint64_t step = s->cfg.prealloc_step;
-    int err;
     if (end <= s->alloc)
         return 0;                 /* every write asks: the common case costs one compare */
+    uint64_t step = s->cfg.prealloc_step;
+    int fat = !vol_is_exfat(v);
+    uint32_t ss = vol_ss(v), lend = bulk_offset(v);
+    uint32_t per = fat ? (ss * 8) / v->fat_bits : 1;     /* FAT entries in a FAT sector */
+    int err;
     /* Without a configured step the steps grow with the file, half of what it has up to
      * 1 GiB: each allocation write waits behind the data in flight (about one request's
      * time), so a 4 GiB stream takes 11 of them rather than 64. The excess goes back at
@@ -90,49 +93,45 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
         /* FAT: no further than one request per FAT copy can carry (the work buffer past
          * its first sector, see below), less the sector holding the link from the previous
          * step and one for the rounding to whole FAT sectors */
-        uint32_t ss = vol_ss(v), lend = bulk_offset(v);
-        if (!vol_is_exfat(v) && s->buf_size >= lend + 3 * ss) {
-            uint64_t cover = ((uint64_t)((s->buf_size - lend) / ss - 2) * ((ss * 8) / v->fat_bits))
-                             << v->cluster_shift;
+        if (fat && s->buf_size >= lend + 3 * ss) {
+            uint64_t cover = ((uint64_t)((s->buf_size - lend) / ss - 2) * per) << v->cluster_shift;
             if (step > cover)
                 step = cover > DEFAULT_STEP ? cover : DEFAULT_STEP;
         }
     }
     /* `end` may be rounded up to a whole sector: the file itself stops at 4 GiB - 1, checked
      * by the callers against the byte count; the allocation may cover the last sector. */
-    if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE + 1)
+    if (fat && end > SF_FAT_MAX_FILE + 1)
         return SF_EFBIG;
     while (s->alloc < end) {
         uint64_t want = end - s->alloc > step ? end - s->alloc : step;
-        if (!vol_is_exfat(v) && s->alloc + want > SF_FAT_MAX_FILE + 1)
+        uint32_t have = (uint32_t)(s->alloc >> v->cluster_shift);
+        if (fat && s->alloc + want > SF_FAT_MAX_FILE + 1)
             want = SF_FAT_MAX_FILE + 1 - s->alloc;       /* FAT files end below 4 GiB */
         uint64_t n = (want + vol_cs(v) - 1) >> v->cluster_shift;
-        if (!vol_is_exfat(v)) {
+        if (fat) {
             /* Whole FAT sectors: the extent's FAT entries fill the sectors they touch, so
              * each is written once, never read back and rewritten by the next step. */
-            uint32_t per = (vol_ss(v) * 8) / v->fat_bits;
-            uint64_t next = (s->alloc >> v->cluster_shift) ? s->f.last_cluster + 1 : v->next_free;
-            uint64_t stop = next + n;
-            stop = sf_udiv64(stop + per - 1, per) * per;
-            if (stop > next + n && (stop - next) << v->cluster_shift <= SF_FAT_MAX_FILE + 1 - s->alloc)
+            uint32_t next = have ? s->f.last_cluster + 1 : v->next_free;
+            uint32_t stop = (next + (uint32_t)n + per - 1) / per * per;
+            if (stop > next + (uint32_t)n &&
+                (uint64_t)(stop - next) << v->cluster_shift <= SF_FAT_MAX_FILE + 1 - s->alloc)
                 n = stop - next;
         }
-        uint32_t have_c = (uint32_t)(s->alloc >> v->cluster_shift);
-        if (n > v->cluster_count - have_c)
-            n = v->cluster_count - have_c;
+        if (n > v->cluster_count - have)
+            n = v->cluster_count - have;
         if (!n)
             return SF_ENOSPC;
         ext_compact(s, s->pos - s->tail_len);
         if (s->ext_n == SF_STREAM_EXTENTS)
             return SF_EINVAL;      /* more fragments ahead than tracked: not expected */
         struct sf_run runs[SF_STREAM_EXTENTS];
-        uint32_t nruns = 0, have = have_c;
+        uint32_t nruns = 0;
         /* FAT: lend the work buffer past its first (tail) sector for the step's FAT sectors,
          * so they go out as one request per FAT copy. */
-        uint32_t lend = bulk_offset(v);
-        if (!vol_is_exfat(v) && s->buf_size >= lend + vol_ss(v)) {
+        if (fat && s->buf_size >= lend + ss) {
             v->bulk = s->buf + lend;
-            v->bulk_size = (s->buf_size - lend) & ~(vol_ss(v) - 1);
+            v->bulk_size = (s->buf_size - lend) & ~(ss - 1);
         }
         err = chain_grow_runs(v, &s->f.chain, have, &s->f.last_cluster, (uint32_t)n, runs,
                               SF_STREAM_EXTENTS - s->ext_n, &nruns);
@@ -152,6 +151,17 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
             return SF_ENOSPC;
     }
     return 0;
+}
+
+/* Reserve for data up to byte `end` of the file, allocating up to `alloc_end` (end rounded to
+ * a whole sector). Running out of room (SF_ENOSPC, SF_EFBIG) is reported without failing the
+ * stream: the caller may close it or write less. */
+static int reserve_for(struct sf_stream *s, uint64_t end, uint64_t alloc_end)
+{
+    if (!vol_is_exfat(s->v) && end > SF_FAT_MAX_FILE)
+        return SF_EFBIG;
+    int err = stream_reserve(s, alloc_end);
+    return !err || err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
 }
 
 /* ---- mapping and data writes ---- */
@@ -223,10 +233,8 @@ sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
     if ((err = drain(s)))
         return err;
     uint64_t end = s->pos + n;
-    if (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE)
-        return SF_EFBIG;
-    if ((err = stream_reserve(s, (end + ss - 1) & ~(uint64_t)(ss - 1))))
-        return err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
+    if ((err = reserve_for(s, end, (end + ss - 1) & ~(uint64_t)(ss - 1))))
+        return err;
     uint64_t off = s->pos - s->tail_len;       /* sector-aligned start of pending data */
     if (s->tail_len) {
         size_t take = ss - s->tail_len < left ? ss - s->tail_len : left;
@@ -306,7 +314,7 @@ static uint32_t pending_bios(const struct sf_stream *s)
 
 /* The error of a completed request not yet handed back by poll, among those ending at or
  * before `upto` (0 when none failed). */
-static int req_error(const struct sf_stream *s, uint64_t upto)
+static FS_NOINLINE int req_error(const struct sf_stream *s, uint64_t upto)
 {
     for (uint32_t i = 0; i < s->count; i++) {
         const struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
@@ -343,10 +351,8 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
         return SF_EINVAL;
     if (s->count == s->qd)
         return SF_EBUSY;
-    if (!vol_is_exfat(v) && s->pos + n > SF_FAT_MAX_FILE)
-        return SF_EFBIG;
-    if ((err = stream_reserve(s, s->pos + n)))
-        return err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
+    if ((err = reserve_for(s, s->pos + n, s->pos + n)))
+        return err;
     struct sf_stream_req *r = &s->req[(s->head + s->count) % s->qd];
     r->user = user;
     r->end = s->pos + n;
@@ -457,7 +463,7 @@ int sf_stream_checkpoint(struct sf_stream *s)
 /* ---- checkpoints behind the data ---- */
 
 /* The checkpoint ends without making anything durable; the stream fails with err. */
-static int ck_fail(struct sf_stream *s, int err)
+static FS_NOINLINE int ck_fail(struct sf_stream *s, int err)
 {
     s->ck_state = 0;
     return fail(s, err);
