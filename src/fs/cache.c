@@ -31,7 +31,7 @@ static uint32_t slot_of(const struct sf_vol *v, uint64_t lba)
     return sf_umod64(lba, v->cache_n);
 }
 
-static FS_NOINLINE uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
+static uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
 {
     return v->cache_mem + ((size_t)i << v->sector_shift);
 }
