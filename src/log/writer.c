@@ -493,14 +493,6 @@ int sf_log_rotate(struct sf_log *lg)
 
 /* ---- open and close ---- */
 
-static uint32_t log2_exact(uint32_t v)
-{
-    uint32_t k = 0;
-    while ((1u << k) < v)
-        k++;
-    return (1u << k) == v ? k : 0;
-}
-
 /* After an error: the current file keeps what reached it, with the size the stream gives it. */
 static void abandon_current(struct sf_log *lg)
 {
@@ -529,10 +521,10 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     uint32_t raw = c->flags & SF_LOG_RAW;
     if (!c->block_size)
         c->block_size = SF_BLOCK_DEFAULT;
-    uint32_t bshift = log2_exact(c->block_size);
-    if (!bshift || c->block_size < SF_BLOCK_MIN || c->block_size > SF_BLOCK_MAX ||
-        c->block_size < ss)
-        return SF_EINVAL;
+    if ((c->block_size & (c->block_size - 1)) || c->block_size < SF_BLOCK_MIN ||
+        c->block_size > SF_BLOCK_MAX || c->block_size < ss)
+        return SF_EINVAL;                      /* a power of two, 512 .. 1 MiB */
+    uint32_t bshift = (uint32_t)__builtin_ctz(c->block_size);
     /* Counters run modulo 2 * ring bytes (raw) or 2 * nblk (framed) in 32 bits. */
     if (c->ring_size > (raw ? 0x7FFFFFFFu : 0x80000000u))
         return SF_EINVAL;
