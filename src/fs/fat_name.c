@@ -157,23 +157,19 @@ int fat_sfn_exact(const uint16_t *name, uint32_t len, uint8_t sfn[FAT_SFN_LEN], 
 
 void fat_sfn_tail(const uint8_t basis[FAT_SFN_LEN], uint32_t n, uint8_t out[FAT_SFN_LEN])
 {
-    uint8_t tail[8];
-    uint32_t t = 0, nb = trimmed(basis, 8);
-    char digits[8];
-    uint32_t nd = 0;
+    uint8_t tail[8];             /* "~" and up to 7 digits, built from the end */
+    uint32_t t = sizeof tail;
     do {
-        digits[nd++] = (char)('0' + n % 10);
+        tail[--t] = (uint8_t)('0' + n % 10);
         n /= 10;
-    } while (n && nd < 7);
-    tail[t++] = '~';
-    while (nd)
-        tail[t++] = (uint8_t)digits[--nd];
+    } while (n && t > 1);
+    tail[--t] = '~';
+    uint32_t len = sizeof tail - t, nb = trimmed(basis, 8);
+    if (nb > 8 - len)
+        nb = 8 - len;
     memcpy(out, basis, FAT_SFN_LEN);
-    if (nb > 8 - t)
-        nb = 8 - t;
-    memset(out, ' ', 8);
-    memcpy(out, basis, nb);
-    memcpy(out + nb, tail, t);
+    memset(out + nb, ' ', 8 - nb);
+    memcpy(out + nb, tail + t, len);
 }
 
 int fat_sfn_tail_of(const uint8_t basis[FAT_SFN_LEN], const uint8_t sfn[FAT_SFN_LEN],
