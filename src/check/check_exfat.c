@@ -337,7 +337,7 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
         }
         return 0;
     }
-    uint64_t want64 = (dl + k->cs - 1) / k->cs;
+    uint64_t want64 = chk_clusters_for(k, dl);
     uint32_t want = want64 > k->ccount ? k->ccount + 1 : (uint32_t)want64, got, last;
     int why = first ? chk_walk(k, first, contig, want, &got, &last) : WALK_RANGE;
     if (!first)
@@ -389,7 +389,7 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
         if (e2[0] == EXDE_NAME || !(e2[EXDE_STREAM_FLAGS] & EXDE_FLAG_ALLOC_POSSIBLE) ||
             !f2 || !len2)
             continue;
-        uint64_t w2 = (len2 + k->cs - 1) / k->cs;
+        uint64_t w2 = chk_clusters_for(k, len2);
         int why2 = chk_walk(k, f2, (e2[EXDE_STREAM_FLAGS] & EXDE_FLAG_NO_FAT_CHAIN) != 0,
                             w2 > k->ccount ? k->ccount : (uint32_t)w2, &g2, &l2);
         if (why2 == WALK_IO)
@@ -564,10 +564,12 @@ static int check_system(struct chk *k, struct xctx *x, const uint8_t *e)
 {
     uint32_t first = ld_le32(e + EXDE_FIRST_CLUSTER), got, last;
     uint64_t len = ld_le64(e + EXDE_DATA_LENGTH);
-    uint64_t want = (len + k->cs - 1) / k->cs;
+    uint64_t want = chk_clusters_for(k, len);
     if (e[0] == EXDE_BITMAP) {
         if (len < ((uint64_t)k->ccount + 7) / 8 || want > k->ccount) {
-            chk_report(k, SF_CHK_BITMAP, 0, 1, "allocation bitmap too small for the volume");
+            chk_report(k, SF_CHK_BITMAP, 0, 1, want > k->ccount
+                       ? "allocation bitmap longer than the cluster heap"
+                       : "allocation bitmap too small for the volume");
             return 0;
         }
         int why = chk_walk(k, first, 0, (uint32_t)want, &got, &last);
@@ -821,7 +823,7 @@ int chk_exfat(struct chk *k, uint8_t *boot)
             uint32_t bc = ld_le32(e + EXDE_FIRST_CLUSTER);
             uint64_t bl = ld_le64(e + EXDE_DATA_LENGTH);
             if (chk_clus_ok(k, bc) && bl >= ((uint64_t)k->ccount + 7) / 8 &&
-                bc - 2 + (bl + k->cs - 1) / k->cs <= k->ccount)
+                chk_clusters_for(k, bl) <= k->ccount - (bc - 2))
                 k->bm_clus = bc;
             break;
         }

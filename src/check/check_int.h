@@ -12,6 +12,7 @@
 #define SF_CHECK_INT_H
 
 #include "streamfat/check.h"
+#include "util/div64.h"
 #include "util/le.h"
 
 #define CHK_PATH_MAX 512        /* bytes of a reported path; longer ones are cut with "..." */
@@ -110,6 +111,15 @@ static inline uint64_t chk_clus_lba(const struct chk *k, uint32_t c)
 {
     return k->heap_lba + ((uint64_t)(c - 2) << k->spc_shift);
 }
+/* Clusters holding `bytes`, rounded up without adding to `bytes` first: an exFAT
+ * DataLength is a hostile 64-bit field, and bytes + cs - 1 wraps near 2^64. */
+static inline uint64_t chk_clusters_for(const struct chk *k, uint64_t bytes)
+{
+    uint32_t rem;
+    uint64_t n = sf_udivmod64(bytes, k->cs, &rem);
+    return n + (rem != 0);
+}
+
 static inline int chk_clus_ok(const struct chk *k, uint32_t c)
 {
     return c >= 2 && c - 2 < k->ccount;

@@ -238,9 +238,12 @@ static int read_root_system_entries(struct sf_vol *v)
         return WHY("root directory has no allocation bitmap entry");
     if (!clus_ok(v, v->bitmap_cluster))
         return WHY("allocation bitmap FirstCluster out of range");
+    /* The bitmap's clusters, rounded up without adding to DataLength (a hostile length
+     * near 2^64 would wrap to a small count), must end within the heap. */
+    uint64_t bm_clusters = (v->bitmap_bytes >> v->cluster_shift) +
+                           ((v->bitmap_bytes & (vol_cs(v) - 1)) != 0);
     if (v->bitmap_bytes < (v->cluster_count + 7) / 8 ||
-        (v->bitmap_cluster - 2) + ((v->bitmap_bytes + vol_cs(v) - 1) >> v->cluster_shift) >
-            v->cluster_count)
+        bm_clusters > v->cluster_count - (v->bitmap_cluster - 2))
         return WHY("allocation bitmap DataLength does not fit ClusterCount");
     if (!have_upcase)
         return WHY("root directory has no up-case table entry");
