@@ -70,9 +70,13 @@ static uint32_t bulk_offset(const struct sf_vol *v)
     return (vol_ss(v) + a - 1) & ~(a - 1);
 }
 
-/* Make the allocation cover `end` bytes. Cluster counts are 32-bit: a volume has fewer than
- * 2^32 clusters, and a FAT file's (at most 4 GiB) fewer than 2^23. */
-static int stream_reserve(struct sf_stream *s, uint64_t end)
+/* Make the allocation cover `end` bytes, or at least `need` of them (need <= end) when the
+ * extent table fills first: on a volume whose free space is in many pieces a preallocation
+ * (`need` 0) takes what the table can track and the writes allocate the rest as they pass
+ * extents; a write (`need` == `end`) needing more pieces than the table holds is refused.
+ * Cluster counts are 32-bit: a volume has fewer than 2^32 clusters, and a FAT file's (at
+ * most 4 GiB) fewer than 2^23. */
+static int stream_reserve(struct sf_stream *s, uint64_t need, uint64_t end)
 {
     struct sf_vol *v = s->v;
     if (end <= s->alloc)
@@ -124,7 +128,7 @@ static int stream_reserve(struct sf_stream *s, uint64_t end)
             return SF_ENOSPC;
         ext_compact(s, s->pos - s->tail_len);
         if (s->ext_n == SF_STREAM_EXTENTS)
-            return SF_EINVAL;      /* more fragments ahead than tracked: not expected */
+            return s->alloc >= need ? 0 : SF_EINVAL;
         struct sf_run runs[SF_STREAM_EXTENTS];
         uint32_t nruns = 0;
         /* FAT: lend the work buffer past its first (tail) sector for the step's FAT sectors,
@@ -160,7 +164,7 @@ static int reserve_for(struct sf_stream *s, uint64_t end, uint64_t alloc_end)
 {
     if (!vol_is_exfat(s->v) && end > SF_FAT_MAX_FILE)
         return SF_EFBIG;
-    int err = stream_reserve(s, alloc_end);
+    int err = stream_reserve(s, alloc_end, alloc_end);
     return !err || err == SF_ENOSPC || err == SF_EFBIG ? err : fail(s, err);
 }
 
@@ -565,7 +569,7 @@ int sf_stream_open(struct sf_vol *v, struct sf_stream *s, const char *path,
         s->bio_stack[i] = (uint16_t)i;
     s->bio_top = SF_STREAM_BIOS;
     s->ckpt_time = vol_now(v);
-    if (s->cfg.expected_size && (err = stream_reserve(s, s->cfg.expected_size)) &&
+    if (s->cfg.expected_size && (err = stream_reserve(s, 0, s->cfg.expected_size)) &&
         err != SF_ENOSPC) {
         sf_close(&s->f);
         s->v = NULL;
