@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "check.h"
+#include "fragment.h"
 #include "streamfat/sf.h"
 #include "streamfat/log.h"
 
@@ -567,20 +568,9 @@ static void test_flight_recorder(void)
  * SF_EINVAL) and the frames must all be there. */
 static void test_fragmented(void)
 {
-    static uint8_t junk[20000];
     format(64 << 20, 4096);
+    fragment_volume(&vol, 300, 20000);                 /* 150 holes of 5 clusters */
     char p[32];
-    for (int i = 0; i < 300; i++) {
-        struct sf_file f;
-        snprintf(p, sizeof p, "J%03d.BIN", i);
-        REQUIRE(sf_open(&vol, &f, p, SF_O_WRONLY | SF_O_CREAT) == 0);
-        REQUIRE(sf_write(&f, junk, sizeof junk) == sizeof junk);
-        REQUIRE(sf_close(&f) == 0);
-    }
-    for (int i = 0; i < 300; i += 2) {                 /* 150 holes of 5 clusters */
-        snprintf(p, sizeof p, "J%03d.BIN", i);
-        REQUIRE(sf_unlink(&vol, p) == 0);
-    }
     struct sf_log_cfg c = base_cfg(64 * 1024, 1024);
     c.split_bytes = 64 * 1024;
     atomic_store(&fake_now, 0);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "fragment.h"
 #include "streamfat/sf.h"
 #include "streamfat/stream.h"
 #include "fs/fs.h"              /* clus_lba: where the file's data lies */
@@ -490,24 +491,19 @@ static void test_checkpoint_behind_eio(void)
     sf_unmount(&vol);
 }
 
+/* A fresh 32 MiB volume, mounted, whose free space starts with 100 holes of 5 clusters. */
+static void format_fragmented(void)
+{
+    format(32 << 20, 4096);
+    mount();
+    fragment_volume(&vol, 200, 20000);
+}
+
 /* A fragmented volume: the stream chains extents; the file reads back. */
 static void test_fragmented(void)
 {
     static uint8_t b[20000];
-    format(32 << 20, 4096);
-    mount();
-    char p[32];
-    for (int i = 0; i < 200; i++) {
-        struct sf_file f;
-        snprintf(p, sizeof p, "f%03d", i);
-        REQUIRE(sf_open(&vol, &f, p, SF_O_WRONLY | SF_O_CREAT) == 0);
-        REQUIRE(sf_write(&f, b, 20000) == 20000);
-        REQUIRE(sf_close(&f) == 0);
-    }
-    for (int i = 0; i < 200; i += 2) {
-        snprintf(p, sizeof p, "f%03d", i);
-        REQUIRE(sf_unlink(&vol, p) == 0);
-    }
+    format_fragmented();
     struct sf_stream s;
     struct sf_stream_cfg cfg = { .prealloc_step = 16384 };
     REQUIRE(sf_stream_open(&vol, &s, "frag.bin", &cfg, work, sizeof work) == 0);
@@ -535,20 +531,7 @@ static void test_fragmented_expected(void)
 {
     static uint8_t b[20000];
     for (int with_step = 0; with_step < 2; with_step++) {
-        format(32 << 20, 4096);
-        mount();
-        char p[32];
-        for (int i = 0; i < 200; i++) {
-            struct sf_file f;
-            snprintf(p, sizeof p, "f%03d", i);
-            REQUIRE(sf_open(&vol, &f, p, SF_O_WRONLY | SF_O_CREAT) == 0);
-            REQUIRE(sf_write(&f, b, 20000) == 20000);
-            REQUIRE(sf_close(&f) == 0);
-        }
-        for (int i = 0; i < 200; i += 2) {        /* 100 holes of 5 clusters */
-            snprintf(p, sizeof p, "f%03d", i);
-            REQUIRE(sf_unlink(&vol, p) == 0);
-        }
+        format_fragmented();
         struct sf_stream s;
         struct sf_stream_cfg cfg = { .expected_size = 4u << 20,
                                      .prealloc_step = with_step ? 1u << 20 : 0 };
