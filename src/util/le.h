@@ -5,9 +5,10 @@
 
 #include <stdint.h>
 
-/* Always inline: each is one load or store on a Cortex-M (unaligned access is allowed) or a
- * few byte moves, smaller than the call -Os would otherwise make to an out-of-line copy in
- * every object file (about 300 bytes of the read-only set). */
+/* Loads always inline: each is one load on a Cortex-M (unaligned access is allowed), smaller
+ * than the call -Os would otherwise make to an out-of-line copy in every object file (about
+ * 300 bytes of the read-only set). Stores are left to the compiler: forced inline, mkfs
+ * (which writes many fields) grew by about 500 bytes. */
 #if defined(__GNUC__)
 #define LE_INLINE static inline __attribute__((always_inline))
 #else
@@ -29,13 +30,13 @@ LE_INLINE uint64_t ld_le64(const uint8_t *p)
     return (uint64_t)ld_le32(p) | (uint64_t)ld_le32(p + 4) << 32;
 }
 
-LE_INLINE void st_le16(uint8_t *p, uint16_t v)
+static inline void st_le16(uint8_t *p, uint16_t v)
 {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
 }
 
-LE_INLINE void st_le32(uint8_t *p, uint32_t v)
+static inline void st_le32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
@@ -43,7 +44,7 @@ LE_INLINE void st_le32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
-LE_INLINE void st_le64(uint8_t *p, uint64_t v)
+static inline void st_le64(uint8_t *p, uint64_t v)
 {
     st_le32(p, (uint32_t)v);
     st_le32(p + 4, (uint32_t)(v >> 32));
