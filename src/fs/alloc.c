@@ -79,7 +79,7 @@ static int find_free(struct sf_vol *v, uint32_t from, uint32_t to, uint32_t *out
                            : fat_table_find_free(v, from, to, out);
 }
 
-static FS_NOINLINE uint32_t chain_clusters(const struct sf_vol *v, const struct sf_chain *ch)
+static SF_NOINLINE uint32_t chain_clusters(const struct sf_vol *v, const struct sf_chain *ch)
 {
     return (uint32_t)((ch->size + vol_cs(v) - 1) >> v->cluster_shift);
 }

@@ -14,7 +14,7 @@
 
 /* The sector holding byte `byte` of a map that starts at sector `start`, read through the
  * cache; *off is the byte's offset in that sector. */
-static FS_NOINLINE int map_get(struct sf_vol *v, uint64_t start, uint64_t byte,
+static SF_NOINLINE int map_get(struct sf_vol *v, uint64_t start, uint64_t byte,
                                uint64_t *lba, uint8_t **sec, uint32_t *off)
 {
     *lba = start + (byte >> v->sector_shift);

@@ -25,7 +25,7 @@ uint16_t exfat_name_hash(const struct sf_vol *v, const uint16_t *name, uint32_t 
 }
 /* ---- entry sets ---- */
 
-static FS_NOINLINE uint16_t set_checksum(const uint8_t *e, uint32_t n)
+static SF_NOINLINE uint16_t set_checksum(const uint8_t *e, uint32_t n)
 {
     uint16_t sum = 0;
     for (uint32_t i = 0; i < n * EXDE_SIZE; i++) {

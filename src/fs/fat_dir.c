@@ -103,7 +103,7 @@ static int decode_83(const struct sf_vol *v, const uint8_t *e, struct dentry *d)
 }
 
 /* Entry i of the run at loc: its sector and offset. */
-static FS_NOINLINE uint64_t loc_entry(const struct sf_vol *v, const struct sf_entry_loc *loc,
+static SF_NOINLINE uint64_t loc_entry(const struct sf_vol *v, const struct sf_entry_loc *loc,
                                       uint32_t i, uint32_t *off)
 {
     uint32_t byte = loc->off + i * SF_DIRENT_SIZE;

@@ -113,7 +113,7 @@ static void summary_clear(struct sf_vol *v, uint32_t rel)
         v->fs_bits[g >> 3] &= (uint8_t)~(1u << (g & 7));
 }
 
-static FS_NOINLINE int summary_full(const struct sf_vol *v, uint32_t g)
+static SF_NOINLINE int summary_full(const struct sf_vol *v, uint32_t g)
 {
     return g < v->fs_groups && (v->fs_bits[g >> 3] >> (g & 7) & 1u);
 }

@@ -20,7 +20,7 @@ static int file_writable(const struct sf_file *f)
     return SF_HAVE_WRITE && (f->flags & SF_O_ACCMODE) != SF_O_RDONLY;
 }
 
-static FS_NOINLINE uint32_t file_clusters(const struct sf_file *f)
+static SF_NOINLINE uint32_t file_clusters(const struct sf_file *f)
 {
     return (uint32_t)(f->chain.size >> f->vol->cluster_shift);
 }

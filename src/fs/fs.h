@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "streamfat/sf.h"
+#include "util/inline.h"
 #include "util/le.h"
 
 #define SF_FAT_EOC 0xFFFFFFFFu    /* normalised end of chain */
@@ -25,14 +26,6 @@
 #define SF_DIRENT_SIZE 32u
 #define SF_FAT_MAX_FILE 0xFFFFFFFFull   /* FAT's 32-bit file size */
 #define SF_DIR_MAX_BYTES (256u * 1024 * 1024)  /* exFAT's limit; FAT's is 2 MiB (65536 entries) */
-
-/* For a static function that -Os would inline into each of its callers where one call is
- * smaller (checked with nm on the Cortex-M4 build, scripts/size.sh). */
-#if defined(__GNUC__)
-#define FS_NOINLINE __attribute__((noinline))
-#else
-#define FS_NOINLINE
-#endif
 
 /* The text for sf_vol.why when a mount fails. SF_NO_MESSAGES (include/streamfat/config.h)
  * keeps one generic text instead of a reason per check (about 2 KiB of flash on a

@@ -17,6 +17,7 @@
 #define SF_LOG_IMPL_H
 
 #include "streamfat/log.h"
+#include "util/inline.h"
 #include "util/le.h"
 
 #include <string.h>
@@ -25,14 +26,6 @@
 #define META_FIRST_TS 24
 #define META_USED 32
 #define META_COUNT 36
-
-/* For a static function -Os would inline into its callers where a call is smaller (checked
- * with nm on the Cortex-M4 build). Never on the producers' paths. */
-#if defined(__GNUC__)
-#define LOG_NOINLINE __attribute__((noinline))
-#else
-#define LOG_NOINLINE
-#endif
 
 enum log_cut { CUT_NONE = 0, CUT_CKPT = 1, CUT_ROTATE = 2, CUT_FR_END = 3, CUT_CLOSE = 4 };
 enum log_req_kind { REQ_DATA = 0, REQ_HEADER = 1 };

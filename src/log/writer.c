@@ -244,7 +244,7 @@ static int rotate_due(const struct sf_log *lg, uint64_t now)
 }
 
 /* A checkpoint is due (by time or bytes) and none is running. */
-static LOG_NOINLINE int ckpt_due(const struct sf_log *lg, uint64_t now)
+static SF_NOINLINE int ckpt_due(const struct sf_log *lg, uint64_t now)
 {
     return (now >= lg->next_ckpt_ns ||
             (lg->cfg.checkpoint_bytes &&
@@ -367,7 +367,7 @@ static int cut_finish(struct sf_log *lg, uint64_t now)
 /* Everything up to now goes to the current file: cut, then take and submit until the cut
  * is reached, waiting for the device when needed. For close: producers should be quiet (a
  * producer that never commits is given up on). */
-static LOG_NOINLINE int flush_for_close(struct sf_log *lg)
+static SF_NOINLINE int flush_for_close(struct sf_log *lg)
 {
     int err;
     uint32_t spins = 0, next;

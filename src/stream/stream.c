@@ -27,7 +27,7 @@
 #define DEFAULT_STEP (64ull << 20)
 #define MAX_AUTO_STEP (1ull << 30)
 
-static FS_NOINLINE int fail(struct sf_stream *s, int err)
+static SF_NOINLINE int fail(struct sf_stream *s, int err)
 {
     if (!s->failed)
         s->failed = err;
@@ -318,7 +318,7 @@ static uint32_t pending_bios(const struct sf_stream *s)
 
 /* The error of a completed request not yet handed back by poll, among those ending at or
  * before `upto` (0 when none failed). */
-static FS_NOINLINE int req_error(const struct sf_stream *s, uint64_t upto)
+static SF_NOINLINE int req_error(const struct sf_stream *s, uint64_t upto)
 {
     for (uint32_t i = 0; i < s->count; i++) {
         const struct sf_stream_req *r = &s->req[(s->head + i) % s->qd];
@@ -467,7 +467,7 @@ int sf_stream_checkpoint(struct sf_stream *s)
 /* ---- checkpoints behind the data ---- */
 
 /* The checkpoint ends without making anything durable; the stream fails with err. */
-static FS_NOINLINE int ck_fail(struct sf_stream *s, int err)
+static SF_NOINLINE int ck_fail(struct sf_stream *s, int err)
 {
     s->ck_state = 0;
     return fail(s, err);

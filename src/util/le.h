@@ -4,28 +4,23 @@
 #define SF_UTIL_LE_H
 
 #include <stdint.h>
+#include "util/inline.h"
 
 /* Loads always inline: each is one load on a Cortex-M (unaligned access is allowed), smaller
  * than the call -Os would otherwise make to an out-of-line copy in every object file (about
  * 300 bytes of the read-only set). Stores are left to the compiler: forced inline, mkfs
  * (which writes many fields) grew by about 500 bytes. */
-#if defined(__GNUC__)
-#define LE_INLINE static inline __attribute__((always_inline))
-#else
-#define LE_INLINE static inline
-#endif
-
-LE_INLINE uint16_t ld_le16(const uint8_t *p)
+SF_ALWAYS_INLINE uint16_t ld_le16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
 }
 
-LE_INLINE uint32_t ld_le32(const uint8_t *p)
+SF_ALWAYS_INLINE uint32_t ld_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-LE_INLINE uint64_t ld_le64(const uint8_t *p)
+SF_ALWAYS_INLINE uint64_t ld_le64(const uint8_t *p)
 {
     return (uint64_t)ld_le32(p) | (uint64_t)ld_le32(p + 4) << 32;
 }
