@@ -157,6 +157,14 @@ def lookup_packed(one_from, one_to, los, packed, deltas, c):
     return c
 
 
+def u16_array(w, name, values):
+    """A const uint16_t array definition, ten values per line."""
+    w("const uint16_t %s[%d] = {\n" % (name, len(values)))
+    for i in range(0, len(values), 10):
+        w("    " + ", ".join("0x%04X" % v for v in values[i:i + 10]) + ",\n")
+    w("};\n")
+
+
 def main():
     m = mapping()
     t = compress(m)
@@ -174,36 +182,19 @@ def main():
     w('#include "util/upcase.h"\n\n')
     w("const uint32_t sf_upcase_table_units = %d;\n" % len(t))
     w("const uint32_t sf_upcase_table_checksum = 0x%08Xu;\n\n" % checksum(t))
-    w("const uint16_t sf_upcase_table[%d] = {\n" % len(t))
-    for i in range(0, len(t), 10):
-        w("    " + ", ".join("0x%04X" % v for v in t[i:i + 10]) + ",\n")
-    w("};\n\n")
+    u16_array(w, "sf_upcase_table", t)
+    w("\n")
     w("/* Rows of one code unit: from, sorted ... */\n")
-    w("const uint16_t sf_upcase_one_from[%d] = {\n" % len(one_from))
-    for i in range(0, len(one_from), 10):
-        w("    " + ", ".join("0x%04X" % v for v in one_from[i:i + 10]) + ",\n")
-    w("};\n")
+    u16_array(w, "sf_upcase_one_from", one_from)
     w("/* ... and to. */\n")
-    w("const uint16_t sf_upcase_one_to[%d] = {\n" % len(one_to))
-    for i in range(0, len(one_to), 10):
-        w("    " + ", ".join("0x%04X" % v for v in one_to[i:i + 10]) + ",\n")
-    w("};\n")
+    u16_array(w, "sf_upcase_one_to", one_to)
     w("const uint32_t sf_upcase_one_count = %d;\n\n" % len(one_from))
     w("/* Longer rows (lo, hi, delta mod 2^16, step) packed: the first code unit of each ... */\n")
-    w("const uint16_t sf_upcase_lo[%d] = {\n" % len(los))
-    for i in range(0, len(los), 10):
-        w("    " + ", ".join("0x%04X" % v for v in los[i:i + 10]) + ",\n")
-    w("};\n")
+    u16_array(w, "sf_upcase_lo", los)
     w("/* ... hi - lo | (step - 1) << 8 | delta index << 9 ... */\n")
-    w("const uint16_t sf_upcase_row[%d] = {\n" % len(packed))
-    for i in range(0, len(packed), 10):
-        w("    " + ", ".join("0x%04X" % v for v in packed[i:i + 10]) + ",\n")
-    w("};\n")
+    u16_array(w, "sf_upcase_row", packed)
     w("/* ... and the distinct deltas (mod 2^16). */\n")
-    w("const uint16_t sf_upcase_delta[%d] = {\n" % len(deltas))
-    for i in range(0, len(deltas), 10):
-        w("    " + ", ".join("0x%04X" % v for v in deltas[i:i + 10]) + ",\n")
-    w("};\n")
+    u16_array(w, "sf_upcase_delta", deltas)
     w("const uint32_t sf_upcase_range_count = %d;\n" % len(los))
 
 
