@@ -23,8 +23,11 @@
  * rotate, close, and also get_stats / get_hist - from the writer's thread only (on Linux:
  * snapshot the statistics in the writer loop and hand the copy to a status thread).
  *
- * Files: block 0 is a header block (docs/FORMAT.md) with cfg.channel_names as CHANNEL
- * records and cfg.meta as META records; they must fit in one block (else SF_EINVAL at open).
+ * Files: block 0 is a header block (docs/FORMAT.md) with the channel names known when the
+ * file starts (cfg.channel_names and those given to sf_log_name_channel so far) as CHANNEL
+ * records and cfg.meta as META records; what does not fit in it goes into the record blocks
+ * right after it (written and waited for before the ring's blocks), so that every file names
+ * every channel it uses before its first record on that channel.
  * File ids are splitmix64(session_id + file index). The next file is created (entry and
  * first allocation step) as soon as the current one starts, so a rotation only closes one
  * file and switches to the other; at close the prepared, empty file is removed.
@@ -96,9 +99,12 @@ struct sf_log_cfg {
     void *clock_ctx;
     uint32_t clock_kind;         /* enum sf_clock_kind, stored in file headers */
     uint64_t session_id;         /* random, from the caller; file ids derive from it */
-    const char *const *channel_names;   /* names of channels 0 .. channel_count - 1 */
+    const char *const *channel_names;   /* names of channels 0 .. channel_count - 1
+                                    (<= SF_LOG_CHANNELS; NULL entries: unnamed); each
+                                    0 .. block_size - 96 bytes, else SF_EINVAL */
     uint32_t channel_count;
-    const char *const *meta;     /* "key=value" strings for every file header */
+    const char *const *meta;     /* "key=value" strings for every file header (each at
+                                    most block_size - 96 bytes) */
     uint32_t meta_count;
     void *work;                  /* writer scratch, >= block_size (raw: >= one sector),
                                     aligned like the ring */
@@ -160,6 +166,18 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
 int sf_log_reserve(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t flags,
                    uint64_t ts, uint16_t len, struct sf_log_resv *r);
 void sf_log_commit(struct sf_log *lg, struct sf_log_resv *r);
+
+/* Name `channel` for the rest of the session: name (UTF-8, 0 .. block_size - 96 bytes) is
+ * the caller's and must stay valid until sf_log_close. The call stores the name (every file
+ * started from now on names the channel at its start) and appends a CHANNEL record at ts
+ * (so the current file names it before the records appended after this call). Call it
+ * before the channel's first record, from the producer that appends them.
+ * 0; SF_EEXIST when the channel already has a different name (a name is fixed for the
+ * session; the same name again just appends the record again); SF_EINVAL for a name too
+ * long (or raw mode); SF_EDROPPED when the ring refused the CHANNEL record: the name is
+ * kept, but the current file names the channel only if called again. Lock-free, O(length of
+ * the name), safe wherever sf_log_append is. */
+int sf_log_name_channel(struct sf_log *lg, uint8_t channel, const char *name, uint64_t ts);
 
 /* Raw mode: append bytes (one producer). Returns bytes accepted (short when the ring is
  * full: the rest is dropped and counted in bytes) or an error. */

@@ -11,7 +11,8 @@
  * - everything else is the writer's (the one thread that calls sf_log_service, rotate,
  *   trigger, close) or constant after sf_log_open.
  * Only 32-bit atomics are used, so producers stay lock-free on Cortex-M3/M4 (LDREX/STREX)
- * and no __atomic_* library call is needed. */
+ * and no __atomic_* library call is needed (and the channel-name table: pointer loads and
+ * stores, no read-modify-write). */
 #ifndef STREAMFAT_LOG_STRUCT_H
 #define STREAMFAT_LOG_STRUCT_H
 
@@ -22,6 +23,7 @@
 #define SF_LOG_PATH_MAX 384
 #define SF_LOG_CACHELINE 64
 #define SF_LOG_NAME_HIST 64
+#define SF_LOG_CHANNELS 256     /* a record's channel is a u8 */
 
 /* One device request in flight (the stream hands them back in submission order). */
 struct sf_log_req {
@@ -48,6 +50,10 @@ struct sf_log {
                                     block the writer still owns (producers may use blocks
                                     rel .. rel + nblk - 1); raw: bytes released */
 
+    /* ---- channel names: set by sf_log_open and sf_log_name_channel (store-release, a
+     * producer), read by the writer when a file starts (load-acquire); NULL: unnamed ---- */
+    _Atomic(const char *) chan_name[SF_LOG_CHANNELS];
+
     /* ---- constant after open ---- */
     _Alignas(SF_LOG_CACHELINE) uint8_t *ring;
     uint32_t nblk;               /* ring blocks */
@@ -70,6 +76,8 @@ struct sf_log {
     uint32_t oldest_index;       /* cyclic: the lowest number that may still exist */
     uint64_t file_id;            /* current file's id: splitmix64(session_id + index) */
     uint64_t file_seq;           /* next block's seq in the current file */
+    uint64_t head_blocks;        /* blocks of the current file before its first ring block:
+                                    the header block and the names that did not fit it */
     uint64_t file_bytes;         /* bytes submitted to the current file */
     uint64_t file_start;         /* clock when the current file started */
     uint64_t file_limit;         /* rotate before the file exceeds this many bytes */

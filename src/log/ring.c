@@ -192,6 +192,37 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
     return 0;
 }
 
+/* The longest channel name or META string: its record fits in the header block after the
+ * file header (16 + len <= B - 48 - 32, len padded to 8). */
+static inline uint32_t name_max(const struct sf_log *lg)
+{
+    return lg->bsize - SF_BLOCK_HDR - SF_FILE_HDR - SF_REC_HDR;
+}
+
+int sf_log_name_channel(struct sf_log *lg, uint8_t channel, const char *name, uint64_t ts)
+{
+    uint32_t len = 0;
+    if (lg->flags & SF_LOG_RAW || !name)
+        return SF_EINVAL;
+    while (name[len] && len <= name_max(lg))
+        len++;
+    if (len > name_max(lg))
+        return SF_EINVAL;
+    const char *old = atomic_load_explicit(&lg->chan_name[channel], memory_order_acquire);
+    if (old && old != name) {
+        uint32_t i = 0;
+        while (i < len && old[i] == name[i])
+            i++;
+        if (i < len || old[i])
+            return SF_EEXIST;                  /* a channel keeps its name */
+    }
+    /* The name before the record: a writer that takes the record's block (acquire on its
+     * commit) sees the name when it starts the next file. */
+    if (!old)
+        atomic_store_explicit(&lg->chan_name[channel], name, memory_order_release);
+    return sf_log_append(lg, SF_REC_CHANNEL, channel, 0, ts, name, (uint16_t)len);
+}
+
 /* A record the writer makes (DROP, ANNOTATION): it goes through the ring like any other. */
 int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len)
 {

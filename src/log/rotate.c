@@ -228,38 +228,69 @@ int sfl_discard_next(struct sf_log *lg)
     return err ? err : e;
 }
 
-/* The header block of the current file, built in cfg.work (free: the previous header's
- * request completed before the previous file was closed). */
+/* The start of the current file (docs/FORMAT.md): the header block with every channel name
+ * known now and cfg.meta, and, when they do not all fit, record blocks seq 1, 2 ... holding
+ * the rest, before any block of the ring. Built in cfg.work (free: the previous file's
+ * requests completed before it was closed), work_size / bsize blocks at a time; a full work
+ * buffer is written and waited for before the next is built, the last one is not waited
+ * for. Names and META strings are at most bsize - 96 bytes (sf_log_open,
+ * sf_log_name_channel), so each record fits an empty block. */
 static int put_header(struct sf_log *lg, uint64_t now)
 {
-    uint8_t *w = lg->cfg.work, *pl = w + SF_BLOCK_HDR;
+    uint8_t *w = lg->cfg.work, *b = w;
+    uint32_t per = lg->cfg.work_size >> lg->bshift, k = 0;   /* blocks in w: <= per */
     uint32_t off = SF_FILE_HDR, count = 0;
-    memset(w, 0, lg->bsize);
+    uint64_t seq = 0;
+    int err;
+    memset(b, 0, lg->bsize);
     struct sf_file_header fh = {
         .start_ts = now, .clock = lg->cfg.clock_kind, .file_index = lg->file_index,
         .session_id = lg->cfg.session_id,
     };
-    sf_file_header_put(pl, &fh);
-    uint32_t total = lg->cfg.channel_count + lg->cfg.meta_count;
-    for (uint32_t i = 0; i < total; i++) {
-        int chan = i < lg->cfg.channel_count;
-        const char *text = chan ? lg->cfg.channel_names[i] : lg->cfg.meta[i - lg->cfg.channel_count];
+    sf_file_header_put(b + SF_BLOCK_HDR, &fh);
+    for (uint32_t i = 0;; i++) {
+        int chan = i < SF_LOG_CHANNELS;
+        const char *text;
+        if (chan)
+            text = atomic_load_explicit(&lg->chan_name[i], memory_order_acquire);
+        else if (i - SF_LOG_CHANNELS < lg->cfg.meta_count)
+            text = lg->cfg.meta[i - SF_LOG_CHANNELS];
+        else
+            break;
         if (!text)
             continue;
-        uint32_t len = slen(text);
-        if (len > 0xFFFF || off + sf_rec_size(len) > lg->payload)
-            return SF_EINVAL;                  /* the header must fit in one block */
-        sf_rec_put(pl + off, chan ? SF_REC_CHANNEL : SF_REC_META, chan ? (uint8_t)i : 0, 0, now,
-                   text, (uint16_t)len);
-        off += sf_rec_size(len);
+        uint32_t len = slen(text), size = sf_rec_size(len);
+        if (off + size > lg->payload) {
+            /* This block is full: seal it, start the next (write the buffer when full). */
+            struct sf_block_info bi = {
+                .kind = seq ? SF_BLOCK_RECORDS : SF_BLOCK_FILE_HEADER, .file_id = lg->file_id,
+                .seq = seq, .first_ts = now, .used = off, .count = count,
+                .block_size = lg->bsize,
+            };
+            sf_block_seal(b, &bi);
+            seq++;
+            if (++k == per) {
+                if ((err = sfl_submit_buf(lg, w, k << lg->bshift, 0, REQ_HEADER, now)) ||
+                    (err = sfl_drain(lg)))
+                    return err;
+                k = 0;
+            }
+            b = w + ((size_t)k << lg->bshift);
+            memset(b, 0, lg->bsize);
+            off = count = 0;
+        }
+        sf_rec_put(b + SF_BLOCK_HDR + off, chan ? SF_REC_CHANNEL : SF_REC_META,
+                   chan ? (uint8_t)i : 0, 0, now, text, (uint16_t)len);
+        off += size;
         count++;
     }
     struct sf_block_info bi = {
-        .kind = SF_BLOCK_FILE_HEADER, .file_id = lg->file_id, .seq = 0, .first_ts = now,
-        .used = off, .count = count, .block_size = lg->bsize,
+        .kind = seq ? SF_BLOCK_RECORDS : SF_BLOCK_FILE_HEADER, .file_id = lg->file_id,
+        .seq = seq, .first_ts = now, .used = off, .count = count, .block_size = lg->bsize,
     };
-    sf_block_seal(w, &bi);
-    return sfl_submit_buf(lg, w, lg->bsize, 0, REQ_HEADER, now);
+    sf_block_seal(b, &bi);
+    lg->head_blocks = lg->file_seq = seq + 1;
+    return sfl_submit_buf(lg, w, (k + 1) << lg->bshift, 0, REQ_HEADER, now);
 }
 
 /* Make the prepared file current and prepare the one after it. */
@@ -274,7 +305,7 @@ int sfl_start_file(struct sf_log *lg, uint64_t now)
     lg->file_index++;
     lg->name_ts[lg->file_index % SF_LOG_NAME_HIST] = lg->next_start;
     lg->file_id = splitmix64(lg->cfg.session_id + lg->file_index);
-    lg->file_seq = 0;
+    lg->file_seq = lg->head_blocks = 0;
     lg->file_bytes = 0;
     lg->file_start = now;
     lg->req_head = lg->req_count = 0;
@@ -286,7 +317,6 @@ int sfl_start_file(struct sf_log *lg, uint64_t now)
         return 0;
     if ((err = put_header(lg, now)))
         return sfl_fail(lg, err);
-    lg->file_seq = 1;
     return 0;
 }
 

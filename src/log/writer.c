@@ -152,7 +152,10 @@ int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
             n = lg->nblk - idx;                 /* a request never wraps the ring */
         if (n > lg->req_blocks)
             n = lg->req_blocks;
-        uint64_t room = (lg->file_limit - lg->file_bytes) >> lg->bshift;
+        uint64_t room = lg->file_bytes < lg->file_limit ?
+                        (lg->file_limit - lg->file_bytes) >> lg->bshift : 0;
+        if (!room && lg->file_seq == lg->head_blocks)
+            room = 1;               /* names filled the file: it holds one ring block anyway */
         if (!room) {
             if ((err = sfl_rotate(lg, log_now(lg))))
                 return err;
@@ -589,6 +592,22 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     atomic_init(&lg->rel, 0);
     atomic_init(&lg->drops, 0);
     atomic_init(&lg->drop_lock, 0);
+    /* Channel names and META strings: each fits in the header block (rotate.c). */
+    if (c->channel_count > SF_LOG_CHANNELS)
+        return SF_EINVAL;
+    for (uint32_t i = 0; i < SF_LOG_CHANNELS; i++)
+        atomic_init(&lg->chan_name[i], NULL);
+    for (uint32_t i = 0; i < c->channel_count + c->meta_count; i++) {
+        const char *t = i < c->channel_count ? c->channel_names[i] :
+                        c->meta[i - c->channel_count];
+        uint32_t n = 0;
+        while (t && t[n] && n <= c->block_size - 96)
+            n++;
+        if (n > c->block_size - 96)
+            return SF_EINVAL;
+        if (t && i < c->channel_count)
+            atomic_init(&lg->chan_name[i], t);
+    }
     if ((err = sfl_first_index(lg, &lg->file_index)))
         return err;
     lg->oldest_index = lg->file_index + 1;
