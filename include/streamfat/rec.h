@@ -38,7 +38,8 @@ enum sf_rec_type {
 };
 
 /* CAN record flags */
-#define SF_CAN_EFF 0x01u   /* 29-bit identifier */
+#define SF_CAN_EFF 0x01u   /* 29-bit identifier: needed for any id above 0x7FF, an error
+                              frame's error class too */
 #define SF_CAN_RTR 0x02u   /* remote transmission request */
 #define SF_CAN_ERR 0x04u   /* error frame */
 #define SF_CAN_FD  0x08u   /* CAN FD frame */

@@ -70,7 +70,8 @@ static int can_valid(uint32_t id, uint32_t flags, uint32_t len)
     } else if (len > 8 || (flags & (SF_CAN_BRS | SF_CAN_ESI))) {
         return 0;
     }
-    if ((flags & (SF_CAN_EFF | SF_CAN_ERR)) ? id > 0x1FFFFFFFu : id > 0x7FFu)
+    /* One rule for every frame, error frames included: an id above 0x7FF needs EFF. */
+    if ((flags & SF_CAN_EFF) ? id > 0x1FFFFFFFu : id > 0x7FFu)
         return 0;
     return 1;
 }

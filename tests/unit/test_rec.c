@@ -783,11 +783,49 @@ static void test_fuzz(void)
     }
 }
 
+/* Issue 15 item 7: one id rule for every CAN frame, error frames included (docs/FORMAT.md):
+ * without EFF the id is at most 0x7FF, with it at most 0x1FFFFFFF. The writer refuses
+ * what the reader would refuse, and the reader refuses an error class of 0x800 without EFF
+ * exactly as it refuses a data frame with id 0x800 without EFF. */
+static void test_err_frame_ids(void)
+{
+    static const uint8_t data[8];
+    uint8_t buf[64];
+    struct sf_rec r;
+    struct sf_can c;
+    static const struct { uint32_t id, flags; int ok; } cases[] = {
+        { 0x7FF, 0, 1 }, { 0x800, 0, 0 }, { 0x800, SF_CAN_EFF, 1 },
+        { 0x7FF, SF_CAN_ERR, 1 }, { 0x800, SF_CAN_ERR, 0 }, { 0x1FFFFFFF, SF_CAN_ERR, 0 },
+        { 0x800, SF_CAN_ERR | SF_CAN_EFF, 1 }, { 0x1FFFFFFF, SF_CAN_ERR | SF_CAN_EFF, 1 },
+        { 0x20000000, SF_CAN_ERR | SF_CAN_EFF, 0 }, { 0x80, SF_CAN_ERR | SF_CAN_EFF, 1 },
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t body[16] = { 0 };
+        CHECK_EQ(sf_rec_can_valid(cases[i].id, cases[i].flags, 8), cases[i].ok);
+        CHECK_EQ(sf_rec_put_can(buf, 0, 1, cases[i].id, cases[i].flags, data, 8) != 0,
+                 cases[i].ok);
+        /* The reader, on a record written by hand (what another writer might store). */
+        body[0] = (uint8_t)cases[i].id;
+        body[1] = (uint8_t)(cases[i].id >> 8);
+        body[2] = (uint8_t)(cases[i].id >> 16);
+        body[3] = (uint8_t)(cases[i].id >> 24);
+        body[4] = 8;
+        r.type = SF_REC_CAN;
+        r.channel = 0;
+        r.length = 16;
+        r.flags = cases[i].flags;
+        r.ts = 1;
+        r.body = body;
+        CHECK_EQ(sf_rec_get_can(&r, &c) == 0, cases[i].ok);
+    }
+}
+
 int main(void)
 {
     test_crc();
     bench_crc();
     test_records();
+    test_err_frame_ids();
     test_corrupt_each_byte();
     test_decode_clean();
     test_decode_damage();
