@@ -76,6 +76,12 @@ struct log_source {
     uint16_t port;
     char *names[SRC_MAX_CHANNELS];  /* channel names (malloc'd) */
     unsigned nnames;
+    /* candump lines, ASC and BLF frames (one producer): each channel's last time, for the
+     * order docs/FORMAT.md promises; the input's line (or frame) number; bad lines shown */
+    uint64_t last_ts[SRC_MAX_CHANNELS];
+    uint8_t have_last[SRC_MAX_CHANNELS];
+    uint64_t lineno;
+    unsigned bad_shown;
     unsigned nprod;
     struct producer prod[SRC_MAX_CHANNELS];
     int has_accept;
@@ -828,8 +834,10 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
         if (p == end || hexval(*p) < 0 || *p > '9')
             return -1;
         while (p < end && *p >= '0' && *p <= '9') {
-            if (sec > UINT64_MAX / 10 / NS)
+            if (sec > UINT64_MAX / 10 / NS) {
+                f->why = "timestamp out of range (after 2554-07-21)";
                 return -1;
+            }
             sec = sec * 10 + (uint64_t)(*p++ - '0');
         }
         if (p < end && *p == '.') {
@@ -849,7 +857,12 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
             frac *= 10;
             digits++;
         }
+        if (sec > (UINT64_MAX - frac) / NS) {
+            f->why = "timestamp out of range (after 2554-07-21)";
+            return -1;
+        }
         f->ts = sec * NS + frac;
+        f->has_ts = 1;
         while (p < end && (*p == ' ' || *p == '\t'))
             p++;
     }
@@ -871,12 +884,12 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
     if (!hash || parse_hex32(tok, (size_t)(hash - tok), &raw))
         return -1;
     if (hash - tok > 3) {
-        if (raw & CAN_ERR_FLAG) {
-            f->flags |= SF_CAN_ERR;
-        } else {
-            f->flags |= SF_CAN_EFF;
-        }
         f->id = raw & CAN_EFF_MASK;
+        /* docs/FORMAT.md: an error class above 0x7FF carries EFF like any such id */
+        if (!(raw & CAN_ERR_FLAG) || f->id > CAN_SFF_MASK)
+            f->flags |= SF_CAN_EFF;
+        if (raw & CAN_ERR_FLAG)
+            f->flags |= SF_CAN_ERR;
     } else {
         if (raw > CAN_SFF_MASK)
             return -1;
@@ -931,9 +944,29 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
     return sf_rec_can_valid(f->id, f->flags, f->len) ? 1 : -1;   /* e.g. no CAN FD error frames */
 }
 
-/* Find or add the channel of an interface named in a candump line. New names (stdin only:
- * file: knows them all before the start) get a CHANNEL record so a reader can name them. */
-static unsigned line_channel(struct producer *p, const char *ifc, size_t il, uint64_t ts)
+#define BAD_SHOWN_MAX 10            /* bad input lines reported one by one, then counted */
+
+/* Input that does not fit: counted as bad input, and the first few reported with their
+ * line (or frame) number. */
+static void bad_input(struct log_source *s, const char *what, uint64_t n, const char *why)
+{
+    atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+    if (s->bad_shown < BAD_SHOWN_MAX)
+        cli_err("%s %s %" PRIu64 ": %s%s", s->kind == K_FILE ? s->path : "stdin", what, n, why,
+                ++s->bad_shown == BAD_SHOWN_MAX ? " (further bad input is only counted)" : "");
+}
+
+static const char *src_name(const struct log_source *s)
+{
+    return s->kind == K_FILE ? s->path : "stdin";
+}
+
+/* The channel of the interface a candump line names (channel 0 for none). New names (stdin
+ * only: file: knows them all before the start) are named in the log (sf_log_name_channel:
+ * this file and every later one). -1: the line is bad input (*why); -2: the run cannot go
+ * on (error set: more interfaces than channels). */
+static int line_channel(struct producer *p, const char *ifc, size_t il, uint64_t ts,
+                        struct waiter *w, const char **why)
 {
     struct log_source *s = p->s;
     unsigned i;
@@ -942,14 +975,34 @@ static unsigned line_channel(struct producer *p, const char *ifc, size_t il, uin
         return 0;
     for (i = 0; i < s->nnames; i++)
         if (strlen(s->names[i]) == il && memcmp(s->names[i], ifc, il) == 0)
-            return i;
-    if (s->nnames == SRC_MAX_CHANNELS || s->kind != K_STDIN)
-        return 0;
+            return (int)i;
+    if (s->nnames == SRC_MAX_CHANNELS || s->kind != K_STDIN) {
+        set_error(s, "%s line %" PRIu64 ": more than %u interfaces ('%.*s'): the log has "
+                  "channels 0 to %u", src_name(s), s->lineno, SRC_MAX_CHANNELS,
+                  il > 64 ? 64 : (int)il, ifc, SRC_MAX_CHANNELS - 1);
+        return -2;
+    }
+    if (il > s->o.max_body - SF_FILE_HDR) {     /* sf_log_name_channel's limit, B - 96 */
+        *why = "interface name too long";
+        return -1;
+    }
     pthread_mutex_lock(&s->lock);  /* src_channels readers are done by now; names grow only */
     add_name(s, ifc, il);
     pthread_mutex_unlock(&s->lock);
-    sf_log_append(s->lg, SF_REC_CHANNEL, (uint8_t)i, 0, ts, ifc, (uint16_t)il);
-    return i;
+    wait_for_room(s, w, sf_rec_size((uint32_t)il));
+    sf_log_name_channel(s->lg, (uint8_t)i, s->names[i], ts);   /* a refusal is a drop */
+    return (int)i;
+}
+
+/* docs/FORMAT.md: each channel's records in a file have non-decreasing times. A time earlier
+ * than the channel's last: 0 (the caller refuses it); else 1, and it is the last. */
+static int in_order(struct log_source *s, unsigned ch, uint64_t ts)
+{
+    if (s->have_last[ch] && ts < s->last_ts[ch])
+        return 0;
+    s->have_last[ch] = 1;
+    s->last_ts[ch] = ts;
+    return 1;
 }
 
 /* file: at the recorded speed: wait until the frame's time relative to the first frame
@@ -981,7 +1034,7 @@ static void pace(struct log_source *s, struct pacer *pc, uint64_t ts)
     }
 }
 
-/* Handle one line; -1 when the budget is used up. */
+/* Handle one line; -1 when the budget is used up, -2 on an error that ends the run. */
 static int handle_line(struct producer *p, const char *line, size_t n, struct waiter *w,
                        struct pacer *pc)
 {
@@ -989,19 +1042,36 @@ static int handle_line(struct producer *p, const char *line, size_t n, struct wa
     struct src_can_frame f;
     const char *ifc;
     size_t il;
-    int rc = src_parse_candump(line, n, &f, &ifc, &il);
+    int rc = src_parse_candump(line, n, &f, &ifc, &il), ch;
+    const char *why = NULL;
 
+    s->lineno++;
     if (rc == 0)
         return 0;
     if (rc < 0) {
-        atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+        bad_input(s, "line", s->lineno, f.why ? f.why : "not a candump -L frame");
         return 0;
     }
-    if (f.ts == 0)
-        f.ts = now_ns(CLOCK_REALTIME);
+    if (!f.has_ts)
+        f.ts = now_ns(CLOCK_REALTIME);         /* no time in the line: when it came */
+    ch = line_channel(p, ifc, il, f.ts, w, &why);
+    if (ch == -2)
+        return -2;
+    if (ch < 0) {
+        bad_input(s, "line", s->lineno, why);
+        return 0;
+    }
+    if (!in_order(s, (unsigned)ch, f.ts)) {
+        if (f.has_ts) {
+            bad_input(s, "line", s->lineno, "timestamp earlier than the previous line's on "
+                      "the same interface");
+            return 0;
+        }
+        f.ts = s->last_ts[ch];                 /* the host's clock went back */
+    }
     if (s->kind == K_FILE)
         pace(s, pc, f.ts);
-    p->ch = line_channel(p, ifc, il, f.ts);
+    p->ch = (unsigned)ch;
     wait_for_room(s, w, sf_rec_size(SF_CAN_BODY + f.len));
     return emit_can(p, &f) < 0 ? -1 : 0;
 }
@@ -1014,13 +1084,13 @@ static void *lines_main(void *arg)
     char *buf = malloc(cap);
     struct waiter w = { 0, 0, 65536 };
     struct pacer pc = { 0, 0, 0 };
-    int fd = p->fd, eof = 0, limit = 0;
+    int fd = p->fd, eof = 0, limit = 0, failed = 0;
 
     if (!buf) {
         set_error(s, "out of memory");
         return NULL;
     }
-    while (!stopping(s) && !eof && !limit) {
+    while (!stopping(s) && !eof && !limit && !failed) {
         struct pollfd pf = { fd, POLLIN, 0 };
         ssize_t r;
         char *nl, *start;
@@ -1030,7 +1100,7 @@ static void *lines_main(void *arg)
                 continue;
         }
         if (len == cap) {                       /* a line longer than the buffer: skip it */
-            atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+            bad_input(s, "line", s->lineno + 1, "longer than 64 KiB");
             len = 0;
         }
         r = read(fd, buf + len, cap - len);
@@ -1049,7 +1119,12 @@ static void *lines_main(void *arg)
         len += (size_t)r;
         start = buf;
         while ((nl = memchr(start, '\n', len - (size_t)(start - buf))) != NULL) {
-            if (handle_line(p, start, (size_t)(nl - start + 1), &w, &pc) < 0) {
+            int hr = handle_line(p, start, (size_t)(nl - start + 1), &w, &pc);
+            if (hr == -2) {
+                failed = 1;
+                break;
+            }
+            if (hr < 0) {
                 limit = 1;
                 break;
             }
@@ -1086,6 +1161,12 @@ static void *import_main(void *arg)
         if (i == s->nnames) {
             set_error(s, "%s: more than %u channels", s->path, SRC_MAX_CHANNELS);
             break;
+        }
+        s->lineno++;                            /* here: the frame's number */
+        if (!in_order(s, i, fr.f.ts)) {
+            bad_input(s, "frame", s->lineno, "timestamp earlier than the previous frame's "
+                      "on the same channel");
+            continue;
         }
         pace(s, &pc, fr.f.ts);
         p->ch = i;
@@ -1201,6 +1282,8 @@ int src_can_decode(const void *buf, size_t len, struct src_can_frame *f)
     if (id & CAN_ERR_FLAG) {
         f->flags |= SF_CAN_ERR;
         f->id = id & CAN_ERR_MASK;
+        if (f->id > CAN_SFF_MASK)
+            f->flags |= SF_CAN_EFF;        /* docs/FORMAT.md: like any id above 0x7FF */
     } else if (id & CAN_EFF_FLAG) {
         f->flags |= SF_CAN_EFF;
         f->id = id & CAN_EFF_MASK;

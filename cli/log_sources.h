@@ -34,7 +34,7 @@ struct sf_log;
 
 #define SRC_MAX_FILTERS 32
 #define SRC_MAX_RULES 16
-#define SRC_MAX_CHANNELS 64
+#define SRC_MAX_CHANNELS 256           /* a record's channel is a u8 */
 
 struct src_filter {
     uint32_t id, mask;
@@ -108,10 +108,14 @@ int src_parse_filter(const char *s, struct src_filter *f);
 int src_parse_rule(const char *s, struct src_rule *r, const char **why);
 
 /* Parse one candump -L line "(sec.usec) iface id#data" (also id#R, id##Fdata, error frames).
- * Returns 1 with the fields set, 0 for an empty line or comment, -1 when malformed.
+ * Returns 1 with the fields set, 0 for an empty line or comment, -1 when malformed (a time
+ * past 2^64 - 1 ns since 1970 too: it is refused, never wrapped). An error frame's class
+ * above 0x7FF gets SF_CAN_EFF (docs/FORMAT.md).
  * iface points into line (not terminated; *iface_len bytes). */
 struct src_can_frame {
-    uint64_t ts;
+    uint64_t ts;                /* 0 when the line has no time (has_ts 0) */
+    uint8_t has_ts;             /* the line gave a time: "(sec.frac)" */
+    const char *why;            /* -1: what is wrong, when more is known than "malformed" */
     uint32_t id, flags;         /* SF_CAN_* */
     uint8_t len;
     uint8_t data[64];

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Issue 15 item 6: stdin keeps the time a candump line gives and refuses what does not fit,
+# counted as bad input and reported with its line number:
+# - "(0.000000)" stays 0 (it was replaced by the host's clock);
+# - a time past 2^64 - 1 ns, "(18446744074.000000)", is refused (it wrapped to 0.29 s);
+#   "(18446744073.709551)", the last representable microsecond, is kept;
+# - a line earlier than the previous line of the same interface is refused (docs/FORMAT.md:
+#   a channel's records are in non-decreasing time order); another interface may be earlier.
+set -euo pipefail
+. "$SF_SRC/tests/scripts/lib.sh"
+. "$SF_SRC/tests/scripts/loglib.sh"
+need_sf
+need_tool python3
+have_export || skip "no export command"
+
+IMG=$WORK/time.img
+cat >"$WORK/in.log" <<'LINES'
+(0.000000) can0 100#00
+(18446744074.000000) can0 101#01
+(5.000000) can0 102#02
+(4.999999) can0 103#03
+(4.500000) can1 104#04
+(5.000000) can0 105#05
+(99999999999999999999.0) can1 106#06
+(18446744073.709551) can1 107#07
+LINES
+cat >"$WORK/want.log" <<'LINES'
+(0000000000.000000) can0 100#00
+(0000000005.000000) can0 102#02
+(0000000004.500000) can1 104#04
+(0000000005.000000) can0 105#05
+(18446744073.709551) can1 107#07
+LINES
+rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
+log_json "$WORK/run.json" --source stdin "$IMG" <"$WORK/in.log" 2>"$WORK/err" ||
+    { cat "$WORK/err" >&2; fail "stdin run failed"; }
+cat "$WORK/err" >&2
+jcheck "$WORK/run.json" 'j["bad_input"] == 3 and j["records_offered"] == 5'
+grep -q "stdin line 2: timestamp out of range" "$WORK/err" || fail "line 2 not reported as out of range"
+grep -q "stdin line 4: timestamp earlier than the previous line's" "$WORK/err" || fail "line 4 not reported as out of order"
+grep -q "stdin line 7: timestamp out of range" "$WORK/err" || fail "line 7 not reported as out of range"
+sf_ok export --format candump "$IMG" LOG00001.SFL >"$WORK/got.log"
+sort "$WORK/want.log" >"$WORK/want.sorted"
+sort "$WORK/got.log" >"$WORK/got.sorted"
+cmp -s "$WORK/want.sorted" "$WORK/got.sorted" ||
+    { diff "$WORK/want.sorted" "$WORK/got.sorted" >&2 || true; fail "the logged frames are not the lines that fit, with their times"; }
