@@ -976,7 +976,13 @@ static int line_channel(struct producer *p, const char *ifc, size_t il, uint64_t
     for (i = 0; i < s->nnames; i++)
         if (strlen(s->names[i]) == il && memcmp(s->names[i], ifc, il) == 0)
             return (int)i;
-    if (s->nnames == SRC_MAX_CHANNELS || s->kind != K_STDIN) {
+    if (s->nnames < SRC_MAX_CHANNELS && s->kind != K_STDIN) {
+        set_error(s, "%s line %" PRIu64 ": interface '%.*s' was not there when the file was "
+                  "scanned (did it change?)", src_name(s), s->lineno, il > 64 ? 64 : (int)il,
+                  ifc);
+        return -2;
+    }
+    if (s->nnames == SRC_MAX_CHANNELS) {
         set_error(s, "%s line %" PRIu64 ": more than %u interfaces ('%.*s'): the log has "
                   "channels 0 to %u", src_name(s), s->lineno, SRC_MAX_CHANNELS,
                   il > 64 ? 64 : (int)il, ifc, SRC_MAX_CHANNELS - 1);

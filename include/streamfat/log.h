@@ -26,13 +26,16 @@
  * Files: block 0 is a header block (docs/FORMAT.md) with the channel names known when the
  * file starts (cfg.channel_names and those given to sf_log_name_channel so far) as CHANNEL
  * records and cfg.meta as META records; what does not fit in it goes into the record blocks
- * right after it (written and waited for before the ring's blocks), so that every file names
- * every channel it uses before its first record on that channel.
+ * right after it, before the ring's blocks (built in cfg.work: when they need more blocks
+ * than work_size holds, the writer waits for the device between pieces), so that every
+ * file names every channel it uses before its first record on that channel.
  * File ids are splitmix64(session_id + file index). The next file is created (entry and
  * first allocation step) as soon as the current one starts, so a rotation only closes one
  * file and switches to the other; at close the prepared, empty file is removed.
  *
- * Timestamps: the caller's (record ts) and cfg.clock (checkpoints, rotation by time, the
+ * Timestamps: docs/FORMAT.md promises that each channel's data records in a file have
+ * non-decreasing timestamps: append a channel's records in time order (the library does not
+ * check). The caller's (record ts) and cfg.clock (checkpoints, rotation by time, the
  * post-trigger window, latencies) must be the same clock for the flight-recorder windows to
  * mean anything. Without cfg.clock there are no time-based
  * checkpoints or rotations, and the flight recorder cannot be used. */

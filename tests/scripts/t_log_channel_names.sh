@@ -4,7 +4,8 @@
 # rotation the next file must still name them (they came out as can2 before). With 512-byte
 # blocks 256 names do not fit in a header block: the writer continues them in the record
 # blocks right after it. file: replays (names known at the start, in every header) are
-# checked the same way with 256 interfaces and 512-byte blocks (refused at open before).
+# checked the same way with 256 interfaces and 512-byte blocks (refused at open before), and
+# gen:can with 40 channels (names given at open, the mechanism of can:, udp: and canpair:).
 # Each file is exported on its own; the exports put together must equal the input.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
@@ -81,3 +82,13 @@ log "file: candump replay, 256 interfaces known at the start, 512-byte blocks, 1
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
 sf_ok log -q --source "file:$WORK/in256.log" --fast --chunk 512 --split-size 16K "$IMG"
 check_files "$WORK/in256.log" "file: replay" 4
+
+log "gen:can,channels=40: names known at the start, 40 do not fit a 512-byte header block"
+rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
+sf_ok log -q --source gen:can,channels=40 --max-records 8000 --chunk 512 --split-size 16K "$IMG"
+n=$(export_each "$WORK/gen.log")
+((n >= 4)) || fail "gen:can: $n files, expected at least 4"
+bad=$(awk '$2 !~ /^gen([0-9]|[1-3][0-9])$/' "$WORK/gen.log" | head -3)
+[[ -z $bad ]] || fail "gen:can: frames without their channel's name: $bad"
+[[ $(wc -l <"$WORK/gen.log") -eq 8000 ]] || fail "gen:can: $(wc -l <"$WORK/gen.log") frames, expected 8000"
+log "gen:can: $n files, every frame named gen0..gen39"
