@@ -946,19 +946,19 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
 
 #define BAD_SHOWN_MAX 10            /* bad input lines reported one by one, then counted */
 
+static const char *src_name(const struct log_source *s)
+{
+    return s->kind == K_FILE ? s->path : "stdin";
+}
+
 /* Input that does not fit: counted as bad input, and the first few reported with their
  * line (or frame) number. */
 static void bad_input(struct log_source *s, const char *what, uint64_t n, const char *why)
 {
     atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
     if (s->bad_shown < BAD_SHOWN_MAX)
-        cli_err("%s %s %" PRIu64 ": %s%s", s->kind == K_FILE ? s->path : "stdin", what, n, why,
+        cli_err("%s %s %" PRIu64 ": %s%s", src_name(s), what, n, why,
                 ++s->bad_shown == BAD_SHOWN_MAX ? " (further bad input is only counted)" : "");
-}
-
-static const char *src_name(const struct log_source *s)
-{
-    return s->kind == K_FILE ? s->path : "stdin";
 }
 
 /* The channel of the interface a candump line names (channel 0 for none). New names (stdin
