@@ -112,7 +112,10 @@ struct mkfs_args {
     uint64_t align;
     uint32_t sector_size;    /* image files only; 0 = 512 */
     int quiet;
+    const char *size_opt;    /* the option that gives the size, for messages (NULL: -s) */
 };
+/* 0, CLI_ERR (the target could not be formatted) or CLI_USAGE (the options cannot make a
+ * file system on it: message given with cli_usage). */
 int mkfs_run(const struct mkfs_args *a);
 
 #endif

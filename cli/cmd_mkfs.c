@@ -115,35 +115,31 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
             cli_err("%s: %s", a->target, strerror(errno));
             return CLI_ERR;
         }
-        if (!a->have_size) {
-            cli_err("%s: no such file (give -s SIZE to create an image file)", a->target);
-            return CLI_ERR;
-        }
-        if (a->size % (a->sector_size ? a->sector_size : 512)) {
-            cli_err("%s: size %" PRIu64 " is not a multiple of the sector size (%u)",
-                    a->target, a->size, a->sector_size ? a->sector_size : 512);
-            return CLI_ERR;
-        }
+        if (!a->have_size)
+            return cli_usage("%s: no such file (give %s SIZE to create an image file)",
+                             a->target, a->size_opt ? a->size_opt : "-s");
+        if (a->size % (a->sector_size ? a->sector_size : 512))
+            return cli_usage("%s: size %" PRIu64 " is not a multiple of the sector size (%u)",
+                             a->target, a->size, a->sector_size ? a->sector_size : 512);
         flags |= SF_FILEBD_CREATE;
         created = 1;
     } else if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
         cli_err("%s: not a regular file or block device", a->target);
         return CLI_ERR;
     } else if (S_ISBLK(st.st_mode) && a->sector_size) {
-        cli_err("%s: --sector-size applies to image files only", a->target);
-        return CLI_ERR;
+        return cli_usage("%s: --sector-size applies to image files only", a->target);
     }
     if (target_open_dev(&f, a->target, flags, a->sector_size, created ? a->size : 0))
         return CLI_ERR;
 
     if (a->have_size && a->size > f.bytes) {
-        cli_err("%s: size %" PRIu64 " is larger than the target (%" PRIu64 " bytes)",
-                a->target, a->size, f.bytes);
+        rc = cli_usage("%s: size %" PRIu64 " is larger than the target (%" PRIu64 " bytes)",
+                       a->target, a->size, f.bytes);
         goto out;
     }
     if (a->have_size && a->size % f.bd.sector_size) {
-        cli_err("%s: size %" PRIu64 " is not a multiple of the sector size (%u)",
-                a->target, a->size, f.bd.sector_size);
+        rc = cli_usage("%s: size %" PRIu64 " is not a multiple of the sector size (%u)",
+                       a->target, a->size, f.bd.sector_size);
         goto out;
     }
 
@@ -169,6 +165,11 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
     err = sf_mkfs(bd, &o, &why);
     if (!err)
         err = sf_bdev_flush(bd);
+    if (err == SF_EINVAL && why && *why) {
+        /* the options cannot make a file system on this target: wrong usage */
+        rc = cli_usage("%s: cannot format: %s", a->target, why);
+        goto out;
+    }
     if (err) {
         if (why && *why)
             cli_err("%s: cannot format: %s (%s)", a->target, why, sf_strerror(err));
