@@ -454,9 +454,9 @@ static void report(const struct log_args *a, struct writer *w, const struct src_
 
     if (a->json) {
         fputc('{', out);
-        /* records_in: what the producers got in; the writer's own DROP and ANNOTATION
-         * records are records_own (records_written counts both) */
-        json_kv_u64(out, &first, "records_in", st->records_in - st->records_own);
+        /* include/streamfat/log.h: records_in = records_written + records_dropped; the
+         * writer's own DROP and ANNOTATION records are records_own, apart */
+        json_kv_u64(out, &first, "records_in", st->records_in);
         json_kv_u64(out, &first, "records_own", st->records_own);
         json_kv_u64(out, &first, "records_written", st->records_written);
         json_kv_u64(out, &first, "records_dropped", st->records_dropped);
@@ -494,11 +494,24 @@ static void report(const struct log_args *a, struct writer *w, const struct src_
     }
     if (a->quiet)
         return;
-    fprintf(stderr, "%s: %" PRIu64 " %s in, %" PRIu64 " written, %" PRIu64
-            " dropped; %.1f MB written in %.2f s (%.1f MB/s); %" PRIu64 " file%s",
-            a->target, a->so.raw ? st->bytes_in : st->records_in - st->records_own,
-            a->so.raw ? "bytes" : "records", st->records_written,
-            st->records_dropped, (double)st->bytes_written / 1e6, secs,
+    /* the counters and names of --json and include/streamfat/log.h */
+    if (a->so.raw)
+        fprintf(stderr, "%s: bytes in %" PRIu64 ", bytes dropped %" PRIu64, a->target,
+                st->bytes_in, st->records_dropped);
+    else {
+        uint64_t out_n = st->records_written + st->records_dropped;
+        uint64_t rest = st->records_in > out_n ? st->records_in - out_n : 0;
+        fprintf(stderr, "%s: records in %" PRIu64 " = records written %" PRIu64
+                " + records dropped %" PRIu64, a->target, st->records_in,
+                st->records_written, st->records_dropped);
+        if (rest)
+            fprintf(stderr, " + %" PRIu64 " not written (%s)", rest,
+                    error ? "the error" : "outside every trigger window");
+        fprintf(stderr, "; records own %" PRIu64 " (the writer's DROP and ANNOTATION "
+                "records)", st->records_own);
+    }
+    fprintf(stderr, "; %.1f MB written in %.2f s (%.1f MB/s); %" PRIu64 " file%s",
+            (double)st->bytes_written / 1e6, secs,
             secs > 0 ? (double)st->bytes_written / 1e6 / secs : 0.0, st->files,
             st->files == 1 ? "" : "s");
     if (st->files_deleted)
