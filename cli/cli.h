@@ -114,8 +114,6 @@ struct mkfs_args {
     int quiet;
     const char *size_opt;    /* the option that gives the size, for messages (NULL: -s) */
 };
-/* 0, CLI_ERR (the target could not be formatted) or CLI_USAGE (the options cannot make a
- * file system on it: message given with cli_usage). */
 int mkfs_run(const struct mkfs_args *a);
 
 #endif

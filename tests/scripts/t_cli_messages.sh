@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Messages and exit codes (issue 15, item 12): a bad value says what is wrong with it (never
-# "zero" for a value that is not 0); mkfs usage errors exit 2 (options that cannot make a
-# file system, a missing size); fsck without --repair says what it would do, with --repair
+# "zero" for a value that is not 0); mkfs usage errors exit 2 (a cluster size or label no
+# file system of the type takes, whatever the target); fsck without --repair says what it would do, with --repair
 # what it did; new names ending in a dot or a space are refused (Windows cannot open them)
 # by put, mkdir and rename alike; log --duration 0 is a usage error.
 set -euo pipefail
@@ -28,12 +28,19 @@ usage plan --rate 100MB/s --capacity 12parsecs -- "unknown unit"
 usage bench --size 10parsecs x.img -- "unknown unit"
 usage bench --duration 3fortnights x.img -- "unknown unit"
 usage mkfs -c 64M -s 1G x.img -- "cluster size"
-usage mkfs -t fat16 -s 8G x.img -- "cannot format"
-usage mkfs x.img -- "give -s SIZE"
+usage mkfs -t fat32 -c 128K -s 1G x.img -- "FAT takes 512 to 64K"
+usage mkfs -t exfat -c 1K -s 1G x.img -- "exFAT takes 4K to 32M"
+usage mkfs -L ABCDEFGHIJKL -s 1G x.img -- "longer than 11"
 [[ ! -e x.img ]] || fail "a refused mkfs left x.img behind"
 usage log --source gen:can --duration 0 x.img -- "more than 0"
-usage log --source gen:can --mkfs exfat x.img -- "give --size SIZE"
 usage log --source gen:can --size 1G x.img -- "--mkfs"
+# a missing image is about the target, not the command line: exit 1, and the hint names
+# the option of the command at hand (log's -s is --source)
+sf_err 1 mkfs x.img
+grep -q 'give -s SIZE' "$SF_LAST_ERR" || fail "mkfs: the hint does not name -s"
+sf_err 1 log --source gen:can --mkfs exfat x.img
+grep -q 'give --size SIZE' "$SF_LAST_ERR" || fail "log --mkfs: the hint does not name --size"
+[[ ! -e x.img ]] || fail "a refused mkfs left x.img behind"
 log "bad values: exit 2 with what is wrong"
 
 # ---- names ending in a dot or a space ----
