@@ -113,12 +113,15 @@ struct sf_log_cfg {
  * records_in counts every record the producers offered (append, append_can, reserve); each
  * is either written or dropped. The writer's own DROP and ANNOTATION records are not in
  * these three: records_own counts them (they are in the files too). While the log runs,
- * records_in - records_written - records_dropped is what waits in the ring (records are
- * counted as the writer takes their block). Flight recorder: records outside every trigger
- * window are in records_in but neither written nor dropped. Raw mode: records_* stay 0
- * except records_dropped, which counts bytes refused; bytes_in counts bytes accepted. */
+ * records_in - records_written - records_dropped is what the writer has taken from the ring
+ * but not yet handed to the device (records count as the writer takes their block, so
+ * records_in lags the producers by the unfinished blocks). Flight recorder: records outside
+ * every trigger window are in records_in but neither written nor dropped. Raw mode:
+ * records_* stay 0 except records_dropped, which counts bytes refused; bytes_in counts bytes
+ * accepted. */
 struct sf_log_stats {
-    uint64_t records_in;         /* offered by producers: written + dropped (+ in the ring) */
+    uint64_t records_in;         /* offered by producers: written + dropped (+ taken, not
+                                    yet written) */
     uint64_t records_dropped;    /* refused because the ring was full */
     uint64_t records_written;    /* producers' records in blocks handed to the device */
     uint64_t bytes_in;           /* record bytes accepted (raw: bytes) */
