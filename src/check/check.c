@@ -80,7 +80,7 @@ static void say_would(char *msg, uint32_t cap)
 {
     for (uint32_t i = 0; i < sizeof would / sizeof would[0]; i++) {
         const char *done = would[i][0], *todo = would[i][1];
-        size_t dl = strlen(done), tl = strlen(todo), ml = strlen(msg);
+        size_t dl = sf_strlen(done), tl = sf_strlen(todo), ml = sf_strlen(msg);
         char *at = NULL;
         for (size_t j = 0; j + dl <= ml; j++)
             if (!memcmp(msg + j, done, dl))
