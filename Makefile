@@ -12,7 +12,8 @@
 #   make size       code size and stack per feature set on Cortex-M4, linked as a firmware
 #                   would (scripts/size.sh; build-arm/size/; docs/BENCHMARKS.md "Code size")
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
-#                   fsck.exfat -n on the image it made
+#                   fsck.exfat -n on the image it made; needs cmake, cc, pkg-config and
+#                   zlib's headers (says so if missing; make check installs them)
 #   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
 #   make bench      bench/run.sh if it exists
 #   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
@@ -75,7 +76,15 @@ arm: $(ARM_BUILD)/CMakeCache.txt
 size:
 	bash scripts/size.sh $(ARM_BUILD)/size
 
-demo: build
+# The tools the build needs (make check installs them with scripts/deps.sh; make demo only
+# says what is missing: it installs nothing).
+DEMO_TOOLS = $(CMAKE) cc pkg-config
+demo:
+	@for t in $(DEMO_TOOLS); do command -v $$t >/dev/null 2>&1 || { \
+		echo "make demo: $$t not found; it needs cmake, make, a C compiler, pkg-config and"; \
+		echo "zlib's headers (Debian: apt-get install cmake make gcc pkg-config zlib1g-dev)"; \
+		exit 1; }; done
+	$(MAKE) build
 	mkdir -p $(DEMO_DIR)
 	cd $(DEMO_DIR) && $(abspath $(BUILD))/streamfat demo
 	@if command -v fsck.exfat >/dev/null 2>&1; then \

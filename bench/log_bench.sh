@@ -47,7 +47,7 @@ run_gen() {
         echo "error"
         return 0
     fi
-    j "$dir/r.json" '"%d %d %d %d %d" % (j["records_in"] / '"$STEP_S"', j["records_dropped"], j["append_p50_ns"], j["append_p999_ns"], j["append_max_ns"])'
+    j "$dir/r.json" '"%d %d %d %d %d" % (j["records_written"] / '"$STEP_S"', j["records_dropped"], j["append_p50_ns"], j["append_p999_ns"], j["append_max_ns"])'
 }
 
 echo "## Logger"

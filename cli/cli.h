@@ -112,6 +112,7 @@ struct mkfs_args {
     uint64_t align;
     uint32_t sector_size;    /* image files only; 0 = 512 */
     int quiet;
+    const char *size_opt;    /* the option that gives the size, for messages (NULL: -s) */
 };
 int mkfs_run(const struct mkfs_args *a);
 

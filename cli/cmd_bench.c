@@ -390,8 +390,9 @@ static int bench_fs(const struct opts *o, uint64_t raw_bytes, struct bench_resul
     m.fs_type = SF_FS_EXFAT;
     m.partition = -1;
     m.quiet = 1;
-    if (mkfs_run(&m))
-        return CLI_ERR;
+    if ((rc = mkfs_run(&m)))
+        return rc;
+    rc = CLI_ERR;
     if (target_open_async(&t, o->target, TARGET_ASYNC | TARGET_DIRECT, 0, o->qd))
         return CLI_ERR;
     fc = sf_vol_free_clusters(&t.vol);
@@ -583,13 +584,17 @@ static int parse(int argc, char **argv, struct opts *o)
             o->qd = (unsigned)v;
             break;
         case OPT_SIZE:
-            if (units_parse_size(optarg, &v, &why) || v == 0)
-                return cli_usage("invalid --size '%s': %s", optarg, v ? why : "zero");
+            if (units_parse_size(optarg, &v, &why))
+                return cli_usage("invalid --size '%s': %s", optarg, why);
+            if (v == 0)
+                return cli_usage("invalid --size '%s': must be more than 0", optarg);
             o->size = v;
             break;
         case OPT_DURATION:
-            if (units_parse_duration(optarg, &v, &why) || v == 0)
-                return cli_usage("invalid --duration '%s': %s", optarg, v ? why : "zero");
+            if (units_parse_duration(optarg, &v, &why))
+                return cli_usage("invalid --duration '%s': %s", optarg, why);
+            if (v == 0)
+                return cli_usage("invalid --duration '%s': must be more than 0", optarg);
             o->duration_ns = v;
             break;
         }

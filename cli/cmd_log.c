@@ -102,13 +102,18 @@ static const char help[] =
 "  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks)\n"
 "  --chunk SIZE         block size, a power of two from 512 to 1M (default 64K)\n"
 "  --qd N               device requests in flight, 1..64 (default 4)\n"
-"  --duration T         stop after T\n"
+"  --duration T         stop after T (more than 0)\n"
 "  --max-records N      stop after N records (raw: see --max-bytes)\n"
 "  --max-bytes SIZE     stop after SIZE bytes (records: as stored, headers included)\n"
 "  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto\n"
+"  --size SIZE          with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
+"                       ...; as 'streamfat mkfs -s') if it does not exist\n"
 "  --dir DIR            write the files into DIR (created if missing)\n"
-"  --name PATTERN       file names by strftime(3) of the file's start time (local), %%n\n"
-"                       the file number (5 digits); e.g. 'CAN_%%Y%%m%%d_%%H%%M%%S_%%n.SFL'\n"
+"  --name PATTERN       file names by strftime(3) of the file's start time (local), %n\n"
+"                       the file number (5 digits); e.g. 'CAN_%Y%m%d_%H%M%S_%n.SFL'.\n"
+"                       Refused at start when two files would get the same name (no %n)\n"
+"                       or a name FAT/exFAT cannot hold (: / \\ * ? \" < > |, a dot or space\n"
+"                       at the end)\n"
 "  --raw                raw mode: bytes in, bytes out, no framing\n"
 "  --fast               file: replay without waiting\n"
 "  --measure            time every append (append latency histogram; costs two clock\n"
@@ -123,7 +128,7 @@ static const char help[] =
 "  records/s, drops, ring fill and the worst device write latency.\n"
 "\n"
 "EXAMPLES\n"
-"  streamfat log --source gen:can,rate=1000000 --duration 10 disk.img\n"
+"  streamfat log --mkfs exfat --size 1G --source gen:can,rate=1000000 --duration 10 disk.img\n"
 "  candump -L can0 | streamfat log --source stdin --split-size 256M /dev/mmcblk0\n"
 "  streamfat log --source can:can0,can1 --pre 10s --post 5s --trigger can:7DF/7FF disk.img\n"
 "  streamfat log --source latency:1ms --trigger 'latency>100us' --pre 2s --post 1s disk.img\n"
@@ -136,7 +141,7 @@ enum {
     OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
-    OPT_NO_DIRECT,
+    OPT_NO_DIRECT, OPT_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -156,6 +161,7 @@ static const struct option longopts[] = {
     { "max-records", required_argument, NULL, OPT_MAX_RECORDS },
     { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
     { "mkfs", required_argument, NULL, OPT_MKFS },
+    { "size", required_argument, NULL, OPT_SIZE },
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
     { "raw", no_argument, NULL, OPT_RAW },
@@ -172,9 +178,9 @@ struct log_args {
     const char *source, *target, *dir, *name;
     struct src_opts so;
     uint64_t pre_ns, pre_bytes, post_ns, split_bytes, split_ns, sync_ns, sync_bytes;
-    uint64_t ring, chunk, duration_ns;
+    uint64_t ring, chunk, duration_ns, mkfs_size;
     unsigned qd;
-    int cyclic, json, quiet, measure, direct, mkfs_type, mkfs;
+    int cyclic, json, quiet, measure, direct, mkfs_type, mkfs, have_size;
     uint32_t partition;
 };
 
@@ -263,6 +269,35 @@ static int name_by_pattern(void *ctx, uint32_t index, uint64_t start_ts, char *o
     if (n == 0)
         return SF_ENAMETOOLONG;
     return (int)n;
+}
+
+/* A pattern must give every file its own name, one FAT and exFAT can hold: checked at
+ * start (files 1 and 2 at the same time must differ), not when the second file fails. */
+static int check_name_pattern(const char *pat)
+{
+    char a[300], b[300];
+    uint64_t t = now_ns(CLOCK_REALTIME);
+    int n1 = name_by_pattern((void *)pat, 1, t, a, 256);
+    int n2 = name_by_pattern((void *)pat, 2, t, b, 256);
+    size_t n;
+
+    if (n1 <= 0 || n2 <= 0)
+        return cli_usage("--name '%s' gives no name or one longer than 255 bytes", pat);
+    if (strcmp(a, b) == 0)
+        return cli_usage("--name '%s' gives every file the same name '%s': put %%n (the "
+                         "file number) in it", pat, a);
+    n = strlen(a);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)a[i];
+        if (c < 0x20 || strchr("\"*/:<>?\\|", c))
+            return cli_usage("--name '%s' gives '%s': FAT and exFAT names cannot hold '%c'%s",
+                             pat, a, c < 0x20 ? '?' : c,
+                             c == '/' ? " (--dir DIR puts the files into a directory)" : "");
+    }
+    if (a[n - 1] == '.' || a[n - 1] == ' ' || !strcmp(a, "."))
+        return cli_usage("--name '%s' gives '%s': a name must not end in a dot or a space",
+                         pat, a);
+    return 0;
 }
 
 /* ---- the writer thread -------------------------------------------------------------- */
@@ -419,9 +454,9 @@ static void report(const struct log_args *a, struct writer *w, const struct src_
 
     if (a->json) {
         fputc('{', out);
-        /* records_in: what the producers got in; the writer's own DROP and ANNOTATION
-         * records are records_own (records_written counts both) */
-        json_kv_u64(out, &first, "records_in", st->records_in - st->records_own);
+        /* include/streamfat/log.h: records_in = records_written + records_dropped; the
+         * writer's own DROP and ANNOTATION records are records_own, apart */
+        json_kv_u64(out, &first, "records_in", st->records_in);
         json_kv_u64(out, &first, "records_own", st->records_own);
         json_kv_u64(out, &first, "records_written", st->records_written);
         json_kv_u64(out, &first, "records_dropped", st->records_dropped);
@@ -459,11 +494,24 @@ static void report(const struct log_args *a, struct writer *w, const struct src_
     }
     if (a->quiet)
         return;
-    fprintf(stderr, "%s: %" PRIu64 " %s in, %" PRIu64 " written, %" PRIu64
-            " dropped; %.1f MB written in %.2f s (%.1f MB/s); %" PRIu64 " file%s",
-            a->target, a->so.raw ? st->bytes_in : st->records_in - st->records_own,
-            a->so.raw ? "bytes" : "records", st->records_written,
-            st->records_dropped, (double)st->bytes_written / 1e6, secs,
+    /* the counters and names of --json and include/streamfat/log.h */
+    if (a->so.raw)
+        fprintf(stderr, "%s: bytes in %" PRIu64 ", bytes dropped %" PRIu64, a->target,
+                st->bytes_in, st->records_dropped);
+    else {
+        uint64_t out_n = st->records_written + st->records_dropped;
+        uint64_t rest = st->records_in > out_n ? st->records_in - out_n : 0;
+        fprintf(stderr, "%s: records in %" PRIu64 " = records written %" PRIu64
+                " + records dropped %" PRIu64, a->target, st->records_in,
+                st->records_written, st->records_dropped);
+        if (rest)
+            fprintf(stderr, " + %" PRIu64 " not written (%s)", rest,
+                    error ? "the error" : "outside every trigger window");
+        fprintf(stderr, "; records own %" PRIu64 " (the writer's DROP and ANNOTATION "
+                "records)", st->records_own);
+    }
+    fprintf(stderr, "; %.1f MB written in %.2f s (%.1f MB/s); %" PRIu64 " file%s",
+            (double)st->bytes_written / 1e6, secs,
             secs > 0 ? (double)st->bytes_written / 1e6 / secs : 0.0, st->files,
             st->files == 1 ? "" : "s");
     if (st->files_deleted)
@@ -560,7 +608,18 @@ static int parse_args(int argc, char **argv, struct log_args *a)
                 return cli_usage("invalid --qd '%s' (1..64)", optarg);
             a->qd = (unsigned)v;
             break;
-        case OPT_DURATION: rc = parse_duration_opt("--duration", optarg, &a->duration_ns); break;
+        case OPT_DURATION:
+            rc = parse_duration_opt("--duration", optarg, &a->duration_ns);
+            if (!rc && !a->duration_ns)
+                return cli_usage("--duration must be more than 0 (without it: until the "
+                                 "source ends or Ctrl-C)");
+            break;
+        case OPT_SIZE:
+            rc = parse_size_opt("--size", optarg, &a->mkfs_size);
+            if (!rc && !a->mkfs_size)
+                return cli_usage("--size must be more than 0");
+            a->have_size = 1;
+            break;
         case OPT_MAX_RECORDS:
             if (cli_parse_uint(optarg, UINT64_MAX, &a->so.max_records) || !a->so.max_records)
                 return cli_usage("invalid --max-records '%s'", optarg);
@@ -614,8 +673,12 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         return cli_usage("the flight recorder works on records, not with --raw");
     if (a->so.raw && a->so.nfilters)
         return cli_usage("--filter works on CAN frames, not with --raw");
+    if (a->have_size && !a->mkfs)
+        return cli_usage("--size creates the image with --mkfs; give --mkfs TYPE too");
     if (a->name && strlen(a->name) > 200)
         return cli_usage("--name pattern too long");
+    if (a->name && check_name_pattern(a->name))
+        return CLI_USAGE;
     return 0;
 }
 
@@ -693,9 +756,13 @@ int cmd_log(int argc, char **argv)
         m.fs_type = (unsigned)a.mkfs_type;
         m.partition = -1;
         m.quiet = 1;
-        if (mkfs_run(&m)) {
+        m.size = a.mkfs_size;
+        m.have_size = a.have_size;
+        m.size_opt = "--size";
+        rc = mkfs_run(&m);
+        if (rc) {
             src_free(src);
-            return CLI_ERR;
+            return rc;
         }
     }
     if (target_open_async(&t, a.target, TARGET_ASYNC | (a.direct ? TARGET_DIRECT : 0),

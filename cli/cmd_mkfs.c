@@ -95,6 +95,17 @@ static const char *scheme_name(int s)
     return s == SF_PART_GPT ? "GPT" : s == SF_PART_MBR ? "MBR" : "none";
 }
 
+/* At most 11 characters (exFAT: UTF-16 units, FAT: bytes; both limits hold for ASCII, and
+ * sf_mkfs checks the rest). */
+static int label_fits(const char *l)
+{
+    size_t units = 0;
+    for (const unsigned char *p = (const unsigned char *)l; *p; p++)
+        if ((*p & 0xC0) != 0x80)
+            units += *p >= 0xF0 ? 2 : 1;
+    return units <= 11;
+}
+
 /* mkfs_run with the number of FATs (0: the default) that struct mkfs_args does not carry. */
 static int mkfs_format(const struct mkfs_args *a, unsigned fats)
 {
@@ -116,7 +127,8 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
             return CLI_ERR;
         }
         if (!a->have_size) {
-            cli_err("%s: no such file (give -s SIZE to create an image file)", a->target);
+            cli_err("%s: no such file (give %s SIZE to create an image file)", a->target,
+                    a->size_opt ? a->size_opt : "-s");
             return CLI_ERR;
         }
         if (a->size % (a->sector_size ? a->sector_size : 512)) {
@@ -310,5 +322,18 @@ int cmd_mkfs(int argc, char **argv)
     a.target = argv[optind];
     if (fats && a.fs_type == SF_FS_EXFAT)
         return cli_usage("--fats applies to FAT32 and FAT16 only");
+    /* What the command line alone gets wrong is wrong usage, whatever the target (the
+     * limits of src/fs/exfat_mkfs.c and fat_mkfs.c); what depends on the target or the
+     * size is found by sf_mkfs (exit 1). */
+    if (a.cluster_size) {
+        uint32_t lo = a.fs_type == SF_FS_EXFAT ? 4096 : 512;
+        uint32_t hi = a.fs_type == SF_FS_EXFAT || !a.fs_type ? 32u << 20 : 64u << 10;
+        if (a.cluster_size < lo || a.cluster_size > hi)
+            return cli_usage("cluster size %" PRIu32 " out of range: %s", a.cluster_size,
+                             a.fs_type == SF_FS_EXFAT ? "exFAT takes 4K to 32M"
+                             : a.fs_type ? "FAT takes 512 to 64K" : "512 to 32M (exFAT)");
+    }
+    if (a.label && !label_fits(a.label))
+        return cli_usage("label '%s' longer than 11 characters", a.label);
     return mkfs_format(&a, fats);
 }

@@ -257,8 +257,10 @@ static int parse_size(const char *opt, const char *s, double *out)
     const char *why;
     uint64_t v;
 
-    if (units_parse_size(s, &v, &why) || v == 0)
-        return cli_usage("invalid %s '%s': %s", opt, s, v ? why : "zero");
+    if (units_parse_size(s, &v, &why))
+        return cli_usage("invalid %s '%s': %s", opt, s, why);
+    if (v == 0)
+        return cli_usage("invalid %s '%s': must be more than 0", opt, s);
     *out = (double)v;
     return 0;
 }
@@ -268,8 +270,10 @@ static int parse_rate(const char *opt, const char *s, double *out)
     const char *why;
     uint64_t v;
 
-    if (units_parse_rate(s, &v, &why) || v == 0)
-        return cli_usage("invalid %s '%s': %s", opt, s, v ? why : "zero");
+    if (units_parse_rate(s, &v, &why))
+        return cli_usage("invalid %s '%s': %s", opt, s, why);
+    if (v == 0)
+        return cli_usage("invalid %s '%s': must be more than 0", opt, s);
     *out = (double)v;
     return 0;
 }

@@ -114,13 +114,25 @@ struct sf_log_cfg {
     uint32_t work_size;
 };
 
-/* Statistics; counters only grow. Records are counted when the writer takes their block
- * (records_in lags the producers by the unfinished blocks; exact after close). Raw mode:
- * records_* stay 0 except records_dropped, which counts bytes refused. */
+/* Statistics; counters only grow. One definition, used by `streamfat log` (text and --json)
+ * and `streamfat demo` under the same names (docs/LOG.md):
+ *
+ *     records_in = records_written + records_dropped     (after sf_log_close)
+ *
+ * records_in counts every record the producers offered (append, append_can, reserve); each
+ * is either written or dropped. The writer's own DROP and ANNOTATION records are not in
+ * these three: records_own counts them (they are in the files too). While the log runs,
+ * records_in - records_written - records_dropped is what the writer has taken from the ring
+ * but not yet handed to the device (records count as the writer takes their block, so
+ * records_in lags the producers by the unfinished blocks). Flight recorder: records outside
+ * every trigger window are in records_in but neither written nor dropped. Raw mode:
+ * records_* stay 0 except records_dropped, which counts bytes refused; bytes_in counts bytes
+ * accepted. */
 struct sf_log_stats {
-    uint64_t records_in;         /* accepted by append/commit (records_own included) */
+    uint64_t records_in;         /* offered by producers: written + dropped (+ taken, not
+                                    yet written) */
     uint64_t records_dropped;    /* refused because the ring was full */
-    uint64_t records_written;    /* in blocks handed to the device */
+    uint64_t records_written;    /* producers' records in blocks handed to the device */
     uint64_t bytes_in;           /* record bytes accepted (raw: bytes) */
     uint64_t bytes_written;      /* bytes handed to the device (blocks, headers included) */
     uint64_t bytes_durable;      /* covered by a completed checkpoint */
@@ -131,8 +143,8 @@ struct sf_log_stats {
     uint64_t ring_size;
     uint64_t ring_used;          /* now */
     int last_error;              /* the writer's first error, 0 if none */
-    uint64_t records_own;        /* of records_in: DROP and ANNOTATION records the writer
-                                    made itself */
+    uint64_t records_own;        /* DROP and ANNOTATION records the writer made itself (not
+                                    in records_in or records_written) */
 };
 
 /* Latency histograms (log2 buckets of nanoseconds: bucket k counts values in

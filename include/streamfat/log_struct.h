@@ -16,9 +16,23 @@
 #ifndef STREAMFAT_LOG_STRUCT_H
 #define STREAMFAT_LOG_STRUCT_H
 
-#include <stdatomic.h>
 #include <stdint.h>
-#include "stream.h"
+#include "log.h"                 /* the types below (log.h includes this file at its end) */
+
+/* C++ callers only allocate the struct, never touch its fields: there the producer fields
+ * are plain uint32_t, which has the size and alignment of _Atomic uint32_t on every target
+ * the library supports (checked below in C, and by tests/scripts/t_headers.sh both ways). */
+#ifdef __cplusplus
+#define SF_LOG_ATOMIC_U32 uint32_t
+#define SF_LOG_ALIGNED(n) alignas(n)
+#else
+#include <stdatomic.h>
+#define SF_LOG_ATOMIC_U32 _Atomic uint32_t
+#define SF_LOG_ALIGNED(n) _Alignas(n)
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
+               _Alignof(_Atomic uint32_t) == _Alignof(uint32_t),
+               "struct sf_log must have one layout in C and C++");
+#endif
 
 #define SF_LOG_PATH_MAX 384
 #define SF_LOG_CACHELINE 64
@@ -35,18 +49,18 @@ struct sf_log_req {
 
 struct sf_log {
     /* ---- producer: contended by every producer ---- */
-    _Alignas(SF_LOG_CACHELINE) _Atomic uint32_t tail;  /* framed: (block counter << bshift)
+    SF_LOG_ALIGNED(SF_LOG_CACHELINE) SF_LOG_ATOMIC_U32 tail;  /* framed: (block counter << bshift)
                                     | payload offset of the next reservation; raw: bytes
                                     written (mod 2 * ring size; one producer) */
-    _Atomic uint32_t drops;      /* records refused (raw: bytes), mod 2^32 */
-    _Atomic uint32_t drop_lock;  /* try-lock over drop_first/last/have; never waited on */
+    SF_LOG_ATOMIC_U32 drops;      /* records refused (raw: bytes), mod 2^32 */
+    SF_LOG_ATOMIC_U32 drop_lock;  /* try-lock over drop_first/last/have; never waited on */
     uint32_t drop_have;          /* drop_first is set (under drop_lock) */
     uint64_t drop_first, drop_last;   /* timestamps of the current run (under drop_lock) */
-    _Atomic uint32_t app_hist[SF_HIST_BUCKETS];   /* SF_LOG_MEASURE */
-    _Atomic uint32_t app_max;    /* ns, saturating at 2^32 - 1 */
+    SF_LOG_ATOMIC_U32 app_hist[SF_HIST_BUCKETS];   /* SF_LOG_MEASURE */
+    SF_LOG_ATOMIC_U32 app_max;    /* ns, saturating at 2^32 - 1 */
 
     /* ---- published by the writer ---- */
-    _Alignas(SF_LOG_CACHELINE) _Atomic uint32_t rel;   /* framed: block counter of the oldest
+    SF_LOG_ALIGNED(SF_LOG_CACHELINE) SF_LOG_ATOMIC_U32 rel;   /* framed: block counter of the oldest
                                     block the writer still owns (producers may use blocks
                                     rel .. rel + nblk - 1); raw: bytes released */
 
@@ -55,7 +69,7 @@ struct sf_log {
     _Atomic(const char *) chan_name[SF_LOG_CHANNELS];
 
     /* ---- constant after open ---- */
-    _Alignas(SF_LOG_CACHELINE) uint8_t *ring;
+    SF_LOG_ALIGNED(SF_LOG_CACHELINE) uint8_t *ring;
     uint32_t nblk;               /* ring blocks */
     uint32_t bsize, bshift;      /* block size and its log2 */
     uint32_t payload;            /* bsize - SF_BLOCK_HDR */

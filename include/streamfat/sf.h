@@ -48,6 +48,7 @@ enum sf_err {
     SF_ETIMEDOUT = -110,/* the device did not answer in time */
     SF_ECORRUPT = -84,  /* the medium fails validation (EILSEQ) */
     SF_EBADNAME = -1001,/* a name is empty, "." or "..", or holds a forbidden character */
+                        /* (a new name also when it ends in a dot or a space) */
 };
 
 /* Short English name of an error ("I/O error"); never NULL. */

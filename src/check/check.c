@@ -56,6 +56,45 @@ void chk_fmt(char *out, uint32_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A finding states the problem, then the repair as done ("...: cut", "size cut to 12").
+ * Without repair nothing is done: the repair is said as what --repair would do. The
+ * messages' repair phrases, each as done and as it would be (the first match is used). */
+static const char *const would[][2] = {
+    { "size cut to", "size would be cut to" },
+    { ": mark cleared", ": mark would be cleared" },
+    { ": the first is copied", ": the first would be copied" },
+    { ": cut", ": would be cut" },
+    { ": removed", ": would be removed" },
+    { ": freed", ": would be freed" },
+    { ": cleared", ": would be cleared" },
+    { ": replaced by", ": would be replaced by" },
+    { ": marked unused", ": would be marked unused" },
+    { ": set to", ": would be set to" },
+    { ": written", ": would be written" },
+    { ": renamed", ": would be renamed" },
+    { ": corrected", ": would be corrected" },
+    { ": copied from", ": would be copied from" },
+};
+
+static void say_would(char *msg, uint32_t cap)
+{
+    for (uint32_t i = 0; i < sizeof would / sizeof would[0]; i++) {
+        const char *done = would[i][0], *todo = would[i][1];
+        size_t dl = sf_strlen(done), tl = sf_strlen(todo), ml = sf_strlen(msg);
+        char *at = NULL;
+        for (size_t j = 0; j + dl <= ml; j++)
+            if (!memcmp(msg + j, done, dl))
+                at = msg + j;                         /* the last one: the repair */
+        if (!at)
+            continue;
+        if (ml - dl + tl >= cap)
+            return;                                   /* no room: leave it as it is */
+        memmove(at + tl, at + dl, ml - (size_t)(at - msg) - dl + 1);
+        memcpy(at, todo, tl);
+        return;
+    }
+}
+
 int chk_report(struct chk *k, int kind, int with_path, int fatal, const char *fmt, ...)
 {
     va_list ap;
@@ -64,6 +103,8 @@ int chk_report(struct chk *k, int kind, int with_path, int fatal, const char *fm
     va_start(ap, fmt);
     vfmt(k->msg, sizeof k->msg, fmt, ap);
     va_end(ap);
+    if (!k->repair && !fatal)
+        say_would(k->msg, sizeof k->msg);
     k->r->problems++;
     if (fatal)
         k->r->unrepairable++;

@@ -267,6 +267,10 @@ int dir_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *nam
 int dir_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc *dir_loc,
                struct dentry *d, uint32_t hint)
 {
+    /* A new name must not end in a dot or a space: Windows strips them when it opens a
+     * file, so it could neither open nor delete one. Existing names are still found. */
+    if (d->name_len && (d->name[d->name_len - 1] == '.' || d->name[d->name_len - 1] == ' '))
+        return SF_EBADNAME;
     return vol_is_exfat(v) ? exfat_create(v, dir, dir_loc, d, hint)
                            : fat_create(v, dir, dir_loc, d, hint);
 }

@@ -677,6 +677,15 @@ void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st)
     *st = lg->stats;
     uint32_t pending = atomic_load_explicit(&lg->drops, memory_order_relaxed) - lg->drops_seen;
     st->records_dropped = lg->drops_total + pending;
+    /* lg->stats counts every record taken and submitted, the writer's own included: the
+     * public counters leave those out (records_own), and records_in counts what producers
+     * offered, dropped ones too (log.h). A record of the writer's not yet taken makes the
+     * difference too small for a moment, hence the floor at 0; exact after close. */
+    if (!(lg->flags & SF_LOG_RAW)) {
+        uint64_t own = lg->stats.records_own;
+        st->records_in = (st->records_in > own ? st->records_in - own : 0) + st->records_dropped;
+        st->records_written = st->records_written > own ? st->records_written - own : 0;
+    }
     st->ring_used = sfl_ring_used_bytes(lg);
     if (st->ring_used > st->ring_high_water)
         st->ring_high_water = st->ring_used;

@@ -23,7 +23,8 @@ const char *sf_strerror(int err)
     case SF_ENOTSUP:      return "not supported";
     case SF_ETIMEDOUT:    return "device timed out";
     case SF_ECORRUPT:     return "file system is corrupt";
-    case SF_EBADNAME:     return "invalid name";
+    case SF_EBADNAME:     return "invalid name (empty, . or .., a control character, one of "
+                                 "\" * / : < > ? \\ |, or a dot or space at the end)";
     default:              return "unknown error";
     }
 }

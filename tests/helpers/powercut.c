@@ -27,7 +27,7 @@
  *
  * Tracking (what the logger said before the cut): after every service call of session 2,
  * when the stats say every byte handed to the device is durable (bytes_durable ==
- * bytes_written) and every frame appended was handed over (records_written - records_own ==
+ * bytes_written) and every frame appended was handed over (records_written ==
  * frames appended; records_in only counts blocks the writer has taken), every frame appended
  * so far is durable: durable_k = the last serial appended. A trigger file the recorder has
  * finished (closed) must be intact.
@@ -291,7 +291,7 @@ static int pump(int track)
         if (st.last_error)
             return st.last_error;
         if (st.bytes_durable == st.bytes_written &&
-            st.records_written - st.records_own == next_k - 1 - sess_base)
+            st.records_written == next_k - 1 - sess_base)
             durable_k = next_k - 1;
         if (getenv("PC_TRACE"))
             fprintf(stderr, "step: k %" PRIu64 " durable %" PRIu64 " writes %" PRIu64

@@ -86,7 +86,7 @@ check_volume() {
     mkdir -p "$WORK/src"
     log "long, non-ASCII and lower-case 8.3 names"
     local names=("Hello World.txt" "café.txt" "über ü.dat" "日本語.txt" "smile 😀.log"
-                 "a+b,c;d=e[f].x" ".hidden" "multi.dot.name.tar.gz" "trailing dot."
+                 "a+b,c;d=e[f].x" ".hidden" "multi.dot.name.tar.gz"
                  "lower.txt" "UPPER.TXT" "base.TXT" "BASE2.txt" "Mixed.Txt" "$A255")
     i=0
     for n in "${names[@]}"; do
@@ -94,6 +94,9 @@ check_volume() {
         mkpattern "$WORK/src/$n" $((i * 1237)) "fatnames.$i"
         sf_ok put "$img" "$WORK/src/$n" "$n"
     done
+    # a new name ending in a dot: refused (Windows strips the dot and cannot open it)
+    printf x >"$WORK/dot"
+    sf_err 1 put "$img" "$WORK/dot" "trailing dot."
     sf_ok cat "$img" "HELLO WORLD.TXT" >"$WORK/out"
     cmp -s "$WORK/out" "$WORK/src/Hello World.txt" || fail "case-insensitive lookup failed"
     sf_ok cat "$img" "HELLOW~1.TXT" >"$WORK/out"
@@ -170,7 +173,6 @@ check_volume() {
     want "MULTI~1 GZ " 00 "multi.dot.name.tar.gz"
     want "SMILE_~1LOG" 00 "smile 😀.log"
     want "_BER_~1 DAT" 00 "über ü.dat"
-    want "TRAILI~1   " 00 "trailing dot."
     want "AAAAAA~1TXT" 00 "$A255"
     [[ $(cut -f1 "$WORK/raw" | sort | uniq -d) == "" ]] || fail "duplicate short names in the root"
 

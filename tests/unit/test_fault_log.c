@@ -132,7 +132,7 @@ static int run_log(struct sf_vol *v, uint32_t frames, uint64_t *drops, uint64_t 
                 first_err = r;
             sf_log_get_stats(&lg, &st);
             if (!first_err && st.bytes_durable == st.bytes_written &&
-                st.records_written - st.records_own == k + 1)
+                st.records_written == k + 1)
                 *durable = k + 1;
         }
     }
