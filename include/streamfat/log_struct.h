@@ -20,17 +20,22 @@
 #include "log.h"                 /* the types below (log.h includes this file at its end) */
 
 /* C++ callers only allocate the struct, never touch its fields: there the producer fields
- * are plain uint32_t, which has the size and alignment of _Atomic uint32_t on every target
+ * are plain uint32_t (and the name table plain pointers), which have the size and alignment
+ * of their _Atomic forms on every target
  * the library supports (checked below in C, and by tests/scripts/t_headers.sh both ways). */
 #ifdef __cplusplus
 #define SF_LOG_ATOMIC_U32 uint32_t
+#define SF_LOG_ATOMIC_PTR(T) T
 #define SF_LOG_ALIGNED(n) alignas(n)
 #else
 #include <stdatomic.h>
 #define SF_LOG_ATOMIC_U32 _Atomic uint32_t
+#define SF_LOG_ATOMIC_PTR(T) _Atomic(T)
 #define SF_LOG_ALIGNED(n) _Alignas(n)
 _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
-               _Alignof(_Atomic uint32_t) == _Alignof(uint32_t),
+               _Alignof(_Atomic uint32_t) == _Alignof(uint32_t) &&
+               sizeof(_Atomic(const char *)) == sizeof(const char *) &&
+               _Alignof(_Atomic(const char *)) == _Alignof(const char *),
                "struct sf_log must have one layout in C and C++");
 #endif
 
@@ -66,7 +71,7 @@ struct sf_log {
 
     /* ---- channel names: set by sf_log_open and sf_log_name_channel (store-release, a
      * producer), read by the writer when a file starts (load-acquire); NULL: unnamed ---- */
-    _Atomic(const char *) chan_name[SF_LOG_CHANNELS];
+    SF_LOG_ATOMIC_PTR(const char *) chan_name[SF_LOG_CHANNELS];
 
     /* ---- constant after open ---- */
     SF_LOG_ALIGNED(SF_LOG_CACHELINE) uint8_t *ring;
