@@ -41,8 +41,9 @@
  * all-zero blocks followed by more blocks are (reason SF_DEC_UNWRITTEN). A partial block at
  * the end that is not all zeros is judged as if its missing bytes were zeros (its records are
  * delivered when its header and used bytes are there and check out), then reported
- * (SF_DEC_TRUNCATED, count 1, length: the bytes present). An empty file, or one without a
- * valid block, gives one DAMAGED event with reason SF_DEC_NO_BLOCK.
+ * (SF_DEC_TRUNCATED, count 1, length: the bytes present). A file without a valid block gives
+ * one DAMAGED event with reason SF_DEC_NO_BLOCK, unless it is empty or all zeros (created,
+ * never written: no event at all).
  *
  * Memory and lifetime: pointers in an event (rec.body) point into the buffer and stay valid
  * until the next call of sf_dec_feed, sf_dec_commit or sf_dec_read. Constant memory; no
@@ -131,6 +132,7 @@ struct sf_dec {
     int qn, qi;
     struct sf_dec_stats stats;
     uint64_t trunc_len, trunc_block;   /* a partial last block, judged zero-padded */
+    int seen_data;               /* a non-zero byte before the block size was known */
 };
 
 /* Set up over buf (cap bytes: at least the file's block size, at most SF_BLOCK_MAX is ever

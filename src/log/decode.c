@@ -287,6 +287,8 @@ static void step_search(struct sf_dec *d)
     } else {
         note_reason0(d, SF_DEC_BAD_HEADER);
     }
+    if (!d->seen_data && !all_zero(d->buf + d->pos, SECTOR))
+        d->seen_data = 1;
     consume(d, SECTOR);
 }
 
@@ -305,6 +307,7 @@ static void step_cand(struct sf_dec *d)
         return;
     }
     note_reason0(d, classify(d->buf + d->pos, d->want));
+    d->seen_data = 1;              /* it had a block header */
     d->state = ST_SEARCH;
     d->want = SECTOR;
     consume(d, SECTOR);
@@ -318,14 +321,17 @@ static void step_end(struct sf_dec *d)
         /* A header claiming a block longer than the rest of the file: not the one. Search
          * on through what is buffered (all of the rest). */
         note_reason0(d, SF_DEC_TRUNCATED);
+        d->seen_data = 1;
         d->state = ST_SEARCH;
         d->want = SECTOR;
         consume(d, SECTOR);
         return;
     }
     if (d->state == ST_SEARCH) {
-        /* Nothing found; an empty file is not a log either (FORMAT.md, "Reading a file"). */
-        queue_range(d, SF_DEC_DAMAGED, SF_DEC_NO_BLOCK, 0, 0, 0, d->base + d->fill);
+        /* Nothing found: not a log, unless the file is empty or all zeros (created,
+         * perhaps allocated, never written: FORMAT.md, "Reading a file"). */
+        if (d->seen_data || !all_zero(d->buf + d->pos, rem))
+            queue_range(d, SF_DEC_DAMAGED, SF_DEC_NO_BLOCK, 0, 0, 0, d->base + d->fill);
     } else {
         if (rem && !all_zero(d->buf + d->pos, rem)) {
             /* FORMAT.md check 10: judge the partial block as if the rest were zeros, then
