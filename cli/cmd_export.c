@@ -644,8 +644,7 @@ static int export_one(const struct opts *o, const char *src, struct input *in, F
     (void)damage;
     if (!rc && report_damage(j))
         rc = CLI_ERR;
-    else if (!rc && check_match && (o->nchan || o->nids) &&
-             !j->matched)
+    else if (!rc && check_match && (o->nchan || o->nids) && j->records && !j->matched)
         rc = report_no_match(j);
     free(buf);
     free(j);
