@@ -32,7 +32,7 @@ def damage(rng, d, other, B):
     pick = lambda lo=1: rng.randint(min(lo, last), max(last, min(lo, last)))  # noqa: E731
     kind = rng.choice(["flip", "flip", "swap", "dup_block", "dup_tail", "truncate", "kind",
                        "foreign", "zero", "dirty_tail", "seq", "count", "first_ts",
-                       "header", "zero_tail", "garbage_tail"])
+                       "header", "zero_tail", "garbage_tail", "can_flags"])
     if kind == "flip":
         for _ in range(rng.randint(1, 4)):
             p = rng.randrange(len(d))
@@ -109,6 +109,14 @@ def damage(rng, d, other, B):
     if kind == "garbage_tail":
         n = rng.randint(1, 2 * B)
         return d + bytes(rng.randrange(256) for _ in range(n)), "%d random bytes appended" % n
+    if kind == "can_flags" and last >= 1:
+        i = pick()
+        used = struct.unpack_from("<I", d, i * B + 32)[0]
+        if struct.unpack_from("<H", d, i * B + 6)[0] == 2 and used >= 16 and d[i * B + 48] == 1:
+            bad = rng.choice([0x40, 0x10, 0x06, 0x0A])   # unknown bit, BRS alone, ERR+RTR, FD+RTR
+            struct.pack_into("<I", d, i * B + 48 + 4, bad)
+            reseal(d, i * B)
+            return d, "block %d: first CAN record flags 0x%x, resealed" % (i, bad)
     p = rng.randrange(len(d))
     d[p] ^= 0x40
     return d, "flip (fallback)"

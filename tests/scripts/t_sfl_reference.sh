@@ -9,11 +9,12 @@
 #     the writer takes them: SRC_MAX_CHANNELS), and a log cut by a power cut (logcut) before
 #     and after `fsck --repair`;
 #   - hand-made damage the issue named (a record block with kind 1 at seq > 0, a swapped
-#     pair of blocks, a repeated tail; an empty file, zeros, no valid block), each with its
-#     expected verdict;
+#     pair of blocks, a repeated tail, an invalid CAN record; an empty file, zeros, no valid
+#     block), each with its expected verdict;
 #   - seeded damage (tests/scripts/sfl_damage.py: byte flips, swaps, duplicated blocks and
 #     tails, truncation, kind/seq/count/first_ts changes with the CRC re-sealed, foreign and
-#     zeroed blocks, dirty tails, garbage), SF_SEED (default 1), 32 variants (SF_LONG=1: 400).
+#     zeroed blocks, dirty tails, garbage, invalid CAN flags), SF_SEED (default 1), 32
+#     variants (SF_LONG=1: 400).
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
@@ -210,10 +211,13 @@ open(w + "/swap.SFL", "wb").write(d)
 last = max(i for i in range(len(d0) // B) if any(d0[i * B:(i + 1) * B]))
 open(w + "/duptail.SFL", "wb").write(d0[:(last + 1) * B] + d0[(last - 1) * B:(last + 1) * B])
 open(w + "/empty.SFL", "wb").write(b"")
+d = bytearray(d0); struct.pack_into("<I", d, 2 * B + 48 + 4, 0x40); reseal(d, 2 * B)
+open(w + "/badcan.SFL", "wb").write(d)
 PY
 compare "$WORK/kind1.SFL" "kind 1 at seq 2" "damaged: misplaced 1, missing 1"
 compare "$WORK/swap.SFL" "blocks 3 and 4 swapped" "damaged: out-of-sequence 1, missing 1"
 compare "$WORK/duptail.SFL" "a repeated tail" "damaged: out-of-sequence 2"
+compare "$WORK/badcan.SFL" "a CAN record with an unknown flag" "damaged: bad-can 1"
 compare "$WORK/empty.SFL" "an empty file" clean
 head -c 5000 /dev/zero >"$WORK/zeros.SFL"
 compare "$WORK/zeros.SFL" "a file of zeros" clean
