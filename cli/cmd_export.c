@@ -62,8 +62,10 @@ static const char export_help[] =
 "  raw       the bytes of the SAMPLE records, back to back\n"
 "  Records a format has no form for are skipped and counted on standard error.\n"
 "\n"
-"  Damage is reported on standard error and skipped: blocks failing their CRC, gaps in\n"
-"  the block sequence, blocks of another file. Every intact block is still exported.\n"
+"  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
+"  malformed and repeated or out-of-order blocks are skipped (never a frame twice or out\n"
+"  of order), everything the rules allow is exported, and one line on standard error\n"
+"  sums it up ('damaged: invalid 1, missing 1').\n"
 "\n"
 "OPTIONS\n"
 "  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide or raw\n"
@@ -92,7 +94,8 @@ static const char export_help[] =
 "\n"
 "EXIT STATUS\n"
 "  0 every file decoded cleanly, 1 damage was found (the intact part is still written) or\n"
-"  an error, 2 wrong usage.\n";
+"  an error, 2 wrong usage, 3 --channel/--id selected no record (the channels of the log\n"
+"  are named on standard error; not with --all).\n";
 
 enum {
     OPT_ALL = 256, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
@@ -135,6 +138,16 @@ struct opts {
     int relative, blf_level;
 };
 
+/* Damage counts, in the order of docs/FORMAT.md's reader table and its verdict line. */
+enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_MALFORMED, DMG_OUT_OF_SEQ,
+       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_TRUNCATED, DMG_N };
+static const char *const dmg_name[DMG_N] = {
+    "unwritten", "invalid", "foreign", "misplaced", "malformed", "out-of-sequence", "missing",
+    "dirty-tail", "bad-can", "truncated",
+};
+#define MAX_DAMAGE_LINES 10
+#define EXIT_NO_MATCH 3            /* the filters selected nothing */
+
 /* The export of one log file. */
 struct job {
     const struct opts *o;
@@ -148,6 +161,12 @@ struct job {
     uint8_t wide_seen[256];
     uint8_t wide_cols[256];
     uint64_t skipped[256], drop_lost, malformed;
+    /* The verdict (docs/FORMAT.md, "Reading a file"): counts in the table's order. */
+    uint64_t dmg[DMG_N];
+    unsigned details;              /* damage lines printed */
+    uint64_t records, matched;     /* pass 2: data records, and those the filters kept */
+    uint8_t chan_seen[256];
+    int not_log;
 };
 
 /* ---- time arguments ----------------------------------------------------------------- */
@@ -314,17 +333,21 @@ static int record(struct job *j, const struct sf_rec *r)
         return 0;
     if (!j->have_start)
         set_start(j, r->ts);
+    if (r->type == SF_REC_CAN && sf_rec_get_can(r, &c)) {
+        if (j->pass == 2)
+            j->malformed++;        /* FORMAT.md check 9: skipped, counted, whatever the filters */
+        return 0;
+    }
+    if (j->pass == 2) {
+        j->records++;
+        j->chan_seen[r->channel] = 1;
+    }
     if (!channel_pass(j, r->channel) || r->ts < j->from || r->ts >= j->to)
         return 0;
-    if (r->type == SF_REC_CAN) {
-        if (sf_rec_get_can(r, &c)) {
-            if (j->pass == 2)
-                j->malformed++;
-            return 0;
-        }
-        if (!id_pass(j->o, c.id))
-            return 0;
-    }
+    if (r->type == SF_REC_CAN && !id_pass(j->o, c.id))
+        return 0;
+    if (j->pass == 2)
+        j->matched++;
     if (j->pass == 1) {
         if (r->type == SF_REC_SAMPLE || r->type == SF_REC_LATENCY)
             j->wide_seen[r->channel] = 1;
@@ -371,27 +394,96 @@ static int handle(struct job *j, const struct sf_dec_event *ev)
         return 0;
     switch (ev->kind) {
     case SF_DEC_DAMAGED:
+        switch (ev->reason) {
+        case SF_DEC_UNWRITTEN:  j->dmg[DMG_UNWRITTEN] += ev->count; break;
+        case SF_DEC_MISPLACED:  j->dmg[DMG_MISPLACED] += ev->count; break;
+        case SF_DEC_BAD_RECORD: j->dmg[DMG_MALFORMED] += ev->count; break;
+        case SF_DEC_OUT_OF_SEQ: j->dmg[DMG_OUT_OF_SEQ] += ev->count; break;
+        case SF_DEC_DIRTY_TAIL: j->dmg[DMG_DIRTY_TAIL]++; break;
+        case SF_DEC_TRUNCATED:  j->dmg[DMG_TRUNCATED] = 1; break;
+        case SF_DEC_NO_BLOCK:   break;
+        default:                j->dmg[DMG_INVALID] += ev->count; break;
+        }
         if (ev->reason == SF_DEC_NO_BLOCK) {
+            j->not_log = 1;
             cli_err("%s: not a streamfat log: %s in %" PRIu64 " bytes", j->src,
                     sf_dec_reason_str(ev->reason), ev->length);
-        } else {
-            block_range(where, sizeof where, ev->block, ev->count);
+            return 0;
+        }
+        if (j->details++ >= MAX_DAMAGE_LINES)
+            return 0;
+        block_range(where, sizeof where, ev->block, ev->count);
+        if (ev->reason == SF_DEC_TRUNCATED)
+            cli_err("%s: %s: the file ends inside it (%" PRIu64 " of %" PRIu32 " bytes)",
+                    j->src, where, ev->length, ev->block_size);
+        else if (ev->reason == SF_DEC_DIRTY_TAIL)
+            cli_err("%s: %s: %s; its records are intact", j->src, where,
+                    sf_dec_reason_str(ev->reason));
+        else
             cli_err("%s: %s damaged (%s), skipped", j->src, where,
                     sf_dec_reason_str(ev->reason));
-        }
         return 0;
     case SF_DEC_GAP:
-        cli_err("%s: block %" PRIu64 ": gap in the block sequence: seq %" PRIu64
-                " where %" PRIu64 " was due", j->src, ev->block, ev->seq, ev->seq_expected);
+        j->dmg[DMG_MISSING] += ev->seq - ev->seq_expected;
+        if (j->details++ < MAX_DAMAGE_LINES)
+            cli_err("%s: block %" PRIu64 ": seq %" PRIu64 " where %" PRIu64 " was due: %"
+                    PRIu64 " blocks missing", j->src, ev->block, ev->seq, ev->seq_expected,
+                    ev->seq - ev->seq_expected);
         return 0;
     case SF_DEC_FOREIGN:
-        block_range(where, sizeof where, ev->block, ev->count);
-        cli_err("%s: %s belong to another file (file id %016" PRIx64 "), skipped", j->src,
-                where, ev->file_id);
+        j->dmg[DMG_FOREIGN] += ev->count;
+        if (j->details++ < MAX_DAMAGE_LINES) {
+            block_range(where, sizeof where, ev->block, ev->count);
+            cli_err("%s: %s belong to another file (file id %016" PRIx64 "), skipped",
+                    j->src, where, ev->file_id);
+        }
         return 0;
     default:
         return 0;
     }
+}
+
+/* The one-line verdict of a damaged log (docs/FORMAT.md); 1 when it was damaged. */
+static int report_damage(struct job *j)
+{
+    char buf[512];
+    size_t n = 0;
+
+    j->dmg[DMG_BAD_CAN] = j->malformed;
+    if (j->not_log) {
+        cli_err("%s: damaged: not a log", j->src);
+        return 1;
+    }
+    for (unsigned i = 0; i < DMG_N; i++)
+        if (j->dmg[i] && n < sizeof buf)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s %" PRIu64, n ? ", " : "",
+                                  dmg_name[i], j->dmg[i]);
+    if (!n)
+        return 0;
+    if (j->details > MAX_DAMAGE_LINES)
+        cli_err("%s: %u more damage reports not shown", j->src, j->details - MAX_DAMAGE_LINES);
+    cli_err("%s: damaged: %s", j->src, buf);
+    return 1;
+}
+
+/* Filters that selected nothing from a log that has records: say which channels exist. */
+static int report_no_match(const struct job *j)
+{
+    char buf[1024];
+    size_t n = 0;
+
+    for (unsigned c = 0; c < 256 && n < sizeof buf - 32; c++) {
+        if (!j->chan_seen[c])
+            continue;
+        if (j->ifname[c][0])
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s (%u)", n ? ", " : "",
+                                  j->ifname[c], c);
+        else
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%u", n ? ", " : "", c);
+    }
+    cli_err("%s: no record matched the filters (%" PRIu64 " records; channels in the log: %s)",
+            j->src, j->records, n ? buf : "none");
+    return EXIT_NO_MATCH;
 }
 
 static void report_skipped(const struct job *j)
@@ -483,7 +575,7 @@ static int pass(struct job *j, struct input *in, void *buf, uint64_t *damage)
 
 /* Export one log from `in` to `out`; 0 clean, CLI_ERR on damage or an error. */
 static int export_one(const struct opts *o, const char *src, struct input *in, FILE *out,
-                      const char *out_name)
+                      const char *out_name, int check_match)
 {
     struct job *j = calloc(1, sizeof *j);
     void *buf = malloc(SF_BLOCK_MAX);
@@ -549,8 +641,11 @@ static int export_one(const struct opts *o, const char *src, struct input *in, F
                 src, j->x.clamped, o->w->name);
     if (j->malformed)
         cli_err("%s: %" PRIu64 " malformed CAN records skipped", src, j->malformed);
-    if (damage || j->malformed)
+    (void)damage;
+    if (!rc && report_damage(j))
         rc = CLI_ERR;
+    else if (!rc && check_match && (o->nchan || o->nids) && j->records && !j->matched)
+        rc = report_no_match(j);
     free(buf);
     free(j);
     return rc;
@@ -623,7 +718,7 @@ static int export_vol_file(struct walk *w, const char *path, const char *rel)
         free(out_path);
         return CLI_ERR;
     }
-    rc = export_one(w->o, path, &in, out, out_path);
+    rc = export_one(w->o, path, &in, out, out_path, 0);
     if (close_out(out, out_path))
         rc = CLI_ERR;
     sf_close(&f);
@@ -820,7 +915,7 @@ int cmd_export(int argc, char **argv)
             rc = CLI_ERR;
         } else {
             rc = export_one(&o, is_stdin ? "standard input" : file, &in, out,
-                            out_path ? out_path : "standard output");
+                            out_path ? out_path : "standard output", 1);
             if (!is_stdin)
                 close(in.fd);
         }
@@ -837,7 +932,8 @@ int cmd_export(int argc, char **argv)
                 cli_err("%s: %s: %s", t.path, path, sf_strerror(err));
                 rc = CLI_ERR;
             } else {
-                rc = export_one(&o, path, &in, out, out_path ? out_path : "standard output");
+                rc = export_one(&o, path, &in, out, out_path ? out_path : "standard output",
+                                1);
                 sf_close(&f);
             }
             if (target_close(&t))

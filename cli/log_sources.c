@@ -1040,6 +1040,16 @@ static void pace(struct log_source *s, struct pacer *pc, uint64_t ts)
     }
 }
 
+/* A file: replay that read to its end without one usable frame is an error (issue 15). */
+static void no_frames_check(struct log_source *s)
+{
+    uint64_t bad = atomic_load(&s->bad);
+
+    if (atomic_load(&s->offered) + atomic_load(&s->filtered) == 0)
+        set_error(s, "%s: no CAN frame in it (%" PRIu64 " unreadable line%s): not a candump, "
+                  "ASC or BLF log", s->path, bad, bad == 1 ? "" : "s");
+}
+
 /* Handle one line; -1 when the budget is used up, -2 on an error that ends the run. */
 static int handle_line(struct producer *p, const char *line, size_t n, struct waiter *w,
                        struct pacer *pc)
@@ -1141,6 +1151,8 @@ static void *lines_main(void *arg)
     }
     flush_counters(p);
     free(buf);
+    if (eof && s->kind == K_FILE)
+        no_frames_check(s);
     if (eof || limit)
         atomic_fetch_add(&s->finished, 1);
     return NULL;
@@ -1182,11 +1194,13 @@ static void *import_main(void *arg)
             break;
         }
     }
+    flush_counters(p);
     if (rc < 0)
         set_error(s, "%s", imp_error(s->imp));
-    else if (rc == 0)
+    else if (rc == 0) {
         done = 1;
-    flush_counters(p);
+        no_frames_check(s);
+    }
     if (done)
         atomic_fetch_add(&s->finished, 1);
     return NULL;

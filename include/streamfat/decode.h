@@ -20,14 +20,17 @@
  * or, without a copy, lets the decoder read straight into its buffer (sf_dec_space and
  * sf_dec_commit, or sf_dec_read with a read callback).
  *
- * Events, in file order: the file header (block 0 valid), the records of every valid block of
- * this file, and the damage: damaged blocks (with the reason), gaps in the block sequence,
- * foreign blocks (another file's id). A block's expected seq is its position's: the previous
- * valid block's seq plus the blocks between them (damaged or foreign blocks, already reported,
- * make no gap); the first valid block's is its block index. Runs of damaged or foreign blocks come as one event
- * with a block count. Records of damaged or foreign blocks are never delivered; a record
- * block whose records run past `used` delivers the records before that point and then a
- * damage event for the block.
+ * Events, in file order: the file header (block 0 accepted), the records of every accepted
+ * block, and the damage, each block judged by the reader rules of docs/FORMAT.md ("Reading
+ * a file", checks 1 to 10, in that order): unwritten, invalid, foreign, misplaced (kind not
+ * matching the place), malformed (record layout, count, first_ts) and out-of-sequence blocks
+ * (seq not above the last accepted block's: repeats, the second of a swapped pair) are
+ * skipped and reported as DAMAGED or FOREIGN events, runs of the same kind as one event
+ * with a block count; an accepted block whose seq jumps past the last accepted one + 1
+ * (the first: past 0) comes after a GAP event (seq_expected = last + 1). Records of skipped
+ * blocks are never delivered, so no record comes twice or out of block order. An accepted
+ * block with non-zero bytes after `used` delivers its records after a DAMAGED event with
+ * reason SF_DEC_DIRTY_TAIL (count 1).
  *
  * Block size: taken from block 0. When block 0 is damaged the decoder looks at every 512-byte
  * boundary for a block that checks out (a header that looks right, at an offset that is a
@@ -36,7 +39,11 @@
  *
  * The end: all-zero blocks at the end of the file (allocated, never written) are not damage;
  * all-zero blocks followed by more blocks are (reason SF_DEC_UNWRITTEN). A partial block at
- * the end is reported (SF_DEC_TRUNCATED) unless it is all zeros.
+ * the end that is not all zeros is judged as if its missing bytes were zeros (its records are
+ * delivered when its header and used bytes are there and check out), then reported
+ * (SF_DEC_TRUNCATED, count 1, length: the bytes present). A file without a valid block gives
+ * one DAMAGED event with reason SF_DEC_NO_BLOCK, unless it is empty or all zeros (created,
+ * never written: no event at all).
  *
  * Memory and lifetime: pointers in an event (rec.body) point into the buffer and stay valid
  * until the next call of sf_dec_feed, sf_dec_commit or sf_dec_read. Constant memory; no
@@ -68,11 +75,14 @@ enum sf_dec_reason {
     SF_DEC_BAD_SIZE,       /* a block header with another block size than the file's */
     SF_DEC_BAD_FIELD,      /* kind or used out of range */
     SF_DEC_BAD_CRC,        /* the CRC-32C does not match */
-    SF_DEC_BAD_RECORD,     /* a record runs past `used`: the rest of the block is lost */
+    SF_DEC_BAD_RECORD,     /* malformed: record layout, padding, count or first_ts wrong */
     SF_DEC_UNWRITTEN,      /* all zeros, yet more blocks follow */
     SF_DEC_TRUNCATED,      /* the file ends inside this block */
     SF_DEC_TOO_BIG,        /* its block size exceeds the decoder's buffer */
     SF_DEC_NO_BLOCK,       /* no valid block found: block size unknown (block = count = 0) */
+    SF_DEC_MISPLACED,      /* kind 1 away from block 0 or seq 0, kind 2 at block 0 or seq 0 */
+    SF_DEC_OUT_OF_SEQ,     /* seq not above the last accepted block's (a repeat, a swap) */
+    SF_DEC_DIRTY_TAIL,     /* accepted, records delivered; non-zero bytes after `used` */
 };
 
 struct sf_dec_event {
@@ -117,10 +127,12 @@ struct sf_dec {
     /* A run of damaged, unwritten or foreign blocks not yet reported. */
     int run_kind, run_reason;
     uint64_t run_block, run_count, run_offset, run_length, run_file_id;
-    /* Events decided but not yet handed out (at most 3 at a time). */
-    struct sf_dec_event q[3];
+    /* Events decided but not yet handed out (at most 4 at a time). */
+    struct sf_dec_event q[4];
     int qn, qi;
     struct sf_dec_stats stats;
+    uint64_t trunc_len, trunc_block;   /* a partial last block, judged zero-padded */
+    int seen_data;               /* a non-zero byte before the block size was known */
 };
 
 /* Set up over buf (cap bytes: at least the file's block size, at most SF_BLOCK_MAX is ever

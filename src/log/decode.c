@@ -40,11 +40,14 @@ const char *sf_dec_reason_str(int reason)
     case SF_DEC_BAD_SIZE:   return "wrong block size";
     case SF_DEC_BAD_FIELD:  return "header field out of range";
     case SF_DEC_BAD_CRC:    return "CRC mismatch";
-    case SF_DEC_BAD_RECORD: return "record runs past the used bytes";
+    case SF_DEC_BAD_RECORD: return "malformed records";
     case SF_DEC_UNWRITTEN:  return "unwritten (all zeros)";
     case SF_DEC_TRUNCATED:  return "file ends inside the block";
     case SF_DEC_TOO_BIG:    return "block size larger than the decoder's buffer";
     case SF_DEC_NO_BLOCK:   return "no valid block";
+    case SF_DEC_MISPLACED:  return "kind does not match its place";
+    case SF_DEC_OUT_OF_SEQ: return "out of sequence (repeated or older block)";
+    case SF_DEC_DIRTY_TAIL: return "non-zero bytes after the used payload";
     default:                return "damaged";
     }
 }
@@ -102,7 +105,8 @@ static void queue_range(struct sf_dec *d, int kind, int reason, uint64_t block, 
     e->count = count;
     e->offset = offset;
     e->length = length;
-    if (kind == SF_DEC_DAMAGED)
+    /* A dirty tail or a truncated end adds no skipped block of its own. */
+    if (kind == SF_DEC_DAMAGED && reason != SF_DEC_DIRTY_TAIL && reason != SF_DEC_TRUNCATED)
         d->stats.blocks_damaged += count;
 }
 
@@ -159,11 +163,38 @@ static void next_block(struct sf_dec *d)
     d->want = d->block_size;
 }
 
-/* A valid block of this or another file at pos. */
+/* FORMAT.md check 5: the layout of a block that passed the block check. */
+static int layout_ok(const uint8_t *p, const struct sf_block_info *bi)
+{
+    uint32_t off = 0, count = 0;
+    struct sf_rec r;
+    int k;
+
+    if (bi->kind == SF_BLOCK_FILE_HEADER) {
+        struct sf_file_header h;
+        if (bi->used < SF_FILE_HDR)
+            return 0;
+        sf_file_header_get(p + SF_BLOCK_HDR, &h);
+        if (bi->first_ts != h.start_ts)
+            return 0;
+        off = SF_FILE_HDR;
+    }
+    while ((k = sf_rec_next(p, bi, &off, &r)) == 1) {
+        uint32_t pad = sf_rec_size(r.length) - SF_REC_HDR;
+        if (!all_zero(r.body + r.length, pad - r.length))
+            return 0;
+        if (count == 0 && bi->kind == SF_BLOCK_RECORDS && r.ts != bi->first_ts)
+            return 0;
+        count++;
+    }
+    return k == 0 && count == bi->count;
+}
+
+/* A block at pos that passed the block check: FORMAT.md checks 3 to 8. */
 static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64_t n)
 {
     const uint8_t *p = d->buf + d->pos;
-    uint64_t expected;
+    int reason = 0;
 
     if (!d->have_file_id) {
         d->file_id = bi->file_id;
@@ -174,15 +205,32 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64
         next_block(d);
         return;
     }
-    run_flush(d);
-    expected = d->have_seq ? d->last_seq + (n - d->last_block) : n;
-    if (bi->seq != expected) {
-        struct sf_dec_event *e = queue(d, SF_DEC_GAP);
-        e->block = n;
-        e->seq_expected = expected;
-        e->seq = bi->seq;
-        d->stats.gaps++;
+    if ((bi->kind == SF_BLOCK_FILE_HEADER) != (n == 0 && bi->seq == 0) ||
+        (bi->kind == SF_BLOCK_RECORDS) != (n != 0 && bi->seq != 0))
+        reason = SF_DEC_MISPLACED;
+    else if (!layout_ok(p, bi))
+        reason = SF_DEC_BAD_RECORD;
+    else if (d->have_seq && bi->seq <= d->last_seq)
+        reason = SF_DEC_OUT_OF_SEQ;
+    if (reason) {
+        run_add(d, SF_DEC_DAMAGED, reason, 0, n);
+        next_block(d);
+        return;
     }
+    run_flush(d);
+    {
+        uint64_t expected = d->have_seq ? d->last_seq + 1 : 0;
+        if (bi->seq != expected) {
+            struct sf_dec_event *e = queue(d, SF_DEC_GAP);
+            e->block = n;
+            e->seq_expected = expected;
+            e->seq = bi->seq;
+            d->stats.gaps++;
+        }
+    }
+    if (!all_zero(p + SF_BLOCK_HDR + bi->used, d->block_size - SF_BLOCK_HDR - bi->used))
+        queue_range(d, SF_DEC_DAMAGED, SF_DEC_DIRTY_TAIL, n, 1, n * d->block_size,
+                    d->block_size);
     d->last_seq = bi->seq;
     d->last_block = n;
     d->have_seq = 1;
@@ -208,12 +256,8 @@ static void step_block(struct sf_dec *d)
     struct sf_block_info bi;
 
     if (sf_block_check(p, d->block_size, &bi) == 0) {
-        if (bi.kind == SF_BLOCK_FILE_HEADER && bi.used < SF_FILE_HDR)
-            run_add(d, SF_DEC_DAMAGED, SF_DEC_BAD_FIELD, 0, n);
-        else {
-            block_valid(d, &bi, n);
-            return;
-        }
+        block_valid(d, &bi, n);
+        return;
     } else {
         /* A different reason ends the run: zeros followed by more are reported then. */
         run_add(d, SF_DEC_DAMAGED, classify(p, d->block_size), 0, n);
@@ -243,6 +287,8 @@ static void step_search(struct sf_dec *d)
     } else {
         note_reason0(d, SF_DEC_BAD_HEADER);
     }
+    if (!d->seen_data && !all_zero(d->buf + d->pos, SECTOR))
+        d->seen_data = 1;
     consume(d, SECTOR);
 }
 
@@ -261,6 +307,7 @@ static void step_cand(struct sf_dec *d)
         return;
     }
     note_reason0(d, classify(d->buf + d->pos, d->want));
+    d->seen_data = 1;              /* it had a block header */
     d->state = ST_SEARCH;
     d->want = SECTOR;
     consume(d, SECTOR);
@@ -274,24 +321,40 @@ static void step_end(struct sf_dec *d)
         /* A header claiming a block longer than the rest of the file: not the one. Search
          * on through what is buffered (all of the rest). */
         note_reason0(d, SF_DEC_TRUNCATED);
+        d->seen_data = 1;
         d->state = ST_SEARCH;
         d->want = SECTOR;
         consume(d, SECTOR);
         return;
     }
     if (d->state == ST_SEARCH) {
-        uint64_t total = d->base + d->fill;
-        if (total)
-            queue_range(d, SF_DEC_DAMAGED, SF_DEC_NO_BLOCK, 0, 0, 0, total);
+        /* Nothing found: not a log, unless the file is empty or all zeros (created,
+         * perhaps allocated, never written: FORMAT.md, "Reading a file"). */
+        if (d->seen_data || !all_zero(d->buf + d->pos, rem))
+            queue_range(d, SF_DEC_DAMAGED, SF_DEC_NO_BLOCK, 0, 0, 0, d->base + d->fill);
     } else {
-        int partial = rem && !all_zero(d->buf + d->pos, rem);
+        if (rem && !all_zero(d->buf + d->pos, rem)) {
+            /* FORMAT.md check 10: judge the partial block as if the rest were zeros, then
+             * report the truncation (below, when the decoder comes back here). */
+            if (d->pos + d->block_size > d->cap) {
+                memmove(d->buf, d->buf + d->pos, rem);
+                d->base += d->pos;
+                d->pos = 0;
+                d->fill = rem;
+            }
+            memset(d->buf + d->fill, 0, d->pos + d->block_size - d->fill);
+            d->trunc_len = rem;
+            d->trunc_block = sf_udiv64(d->base + d->pos, d->block_size);
+            d->fill = d->pos + d->block_size;
+            return;
+        }
         /* Zeros at the very end are allocated space never written: not damage. */
-        if (d->run_count && d->run_reason == SF_DEC_UNWRITTEN && !partial)
+        if (d->run_count && d->run_reason == SF_DEC_UNWRITTEN)
             d->run_count = 0;
         run_flush(d);
-        if (partial)
-            queue_range(d, SF_DEC_DAMAGED, SF_DEC_TRUNCATED,
-                        sf_udiv64(d->base + d->pos, d->block_size), 1, d->base + d->pos, rem);
+        if (d->trunc_len)
+            queue_range(d, SF_DEC_DAMAGED, SF_DEC_TRUNCATED, d->trunc_block, 1,
+                        d->trunc_block * d->block_size, d->trunc_len);
     }
     d->pos = d->fill = 0;
     d->state = ST_DONE;

@@ -290,7 +290,14 @@ static int put_header(struct sf_log *lg, uint64_t now)
     };
     sf_block_seal(b, &bi);
     lg->head_blocks = lg->file_seq = seq + 1;
-    return sfl_submit_buf(lg, w, (k + 1) << lg->bshift, 0, REQ_HEADER, now);
+    err = sfl_submit_buf(lg, w, (k + 1) << lg->bshift, 0, REQ_HEADER, now);
+    /* FAT: a later allocation step of the stream lends cfg.work past its first sector to
+     * its FAT sectors (stream.c); the header must be on the device before that, or its
+     * bytes past the first sector are FAT entries (found by the reader's dirty-tail check,
+     * issue 15; with more than 464 bytes of names the header's CRC would fail). */
+    if (!err && lg->v->fs_type != SF_FS_EXFAT)
+        err = sfl_drain(lg);
+    return err;
 }
 
 /* Make the prepared file current and prepare the one after it. */

@@ -355,8 +355,20 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
         return SF_EINVAL;
     if (s->count == s->qd)
         return SF_EBUSY;
-    if ((err = reserve_for(s, s->pos + n, s->pos + n)))
-        return err;
+    {
+        /* Data in the stream's own buffer (the logger builds its header blocks there): a
+         * FAT allocation step must not lend that buffer to its FAT sectors meanwhile, or
+         * the data would go out as FAT entries. Without the buffer it writes them the slow
+         * way (found by the reader's dirty-tail check, issue 15). */
+        const uint8_t *p = buf;
+        uint32_t keep = s->buf_size;
+        if (p < s->buf + s->buf_size && p + n > s->buf)
+            s->buf_size = 0;
+        err = reserve_for(s, s->pos + n, s->pos + n);
+        s->buf_size = keep;
+        if (err)
+            return err;
+    }
     struct sf_stream_req *r = &s->req[(s->head + s->count) % s->qd];
     r->user = user;
     r->end = s->pos + n;

@@ -123,7 +123,8 @@ head -c $((20 * 512 + 100)) "$LOGF" >"$WORK/trunc.SFL"
 rc=0
 sf export "$WORK/trunc.SFL" >"$WORK/out.trunc" || rc=$?
 ((rc == 1)) || fail "export of a truncated file exited $rc, expected 1"
-grep -q 'block 20 damaged (file ends inside the block)' "$SF_LAST_ERR" || fail "truncation not reported"
+grep -q 'block 20: the file ends inside it (100 of 512 bytes)' "$SF_LAST_ERR" || fail "truncation not reported"
+grep -qx '.*damaged: invalid 1, truncated 1' "$SF_LAST_ERR" || fail "no one-line verdict for the truncated file"
 [[ -s $WORK/out.trunc ]] || fail "nothing exported from the truncated file"
 cmp -s <(head -n "$(wc -l <"$WORK/out.trunc")" "$WORK/out") "$WORK/out.trunc" ||
     fail "truncated export is not a prefix of the clean one"

@@ -88,7 +88,9 @@ check "$WORK/ref" csv "$WORK/f5.csv" --from-ns $((START + 5001000000)) \
 sf_ok export -f candump --from +5001ms --to 2023-11-14T22:13:20.125Z -o "$WORK/f6.log" "$LOGF"
 cmp "$WORK/f6.log" <(sf_ok export -f candump --from +5.001 --to 1700000000.125 "$LOGF") ||
     fail "--to as an ISO date differs from Unix seconds"
-sf_ok export -f raw --channel 3 -o "$WORK/f7.raw" "$LOGF"
+rc=0
+sf export -f raw --channel 3 -o "$WORK/f7.raw" "$LOGF" || rc=$?   # no channel 3: exit 3
+((rc == 3)) || fail "raw --channel 3 (no such channel) exited $rc, expected 3"
 [ ! -s "$WORK/f7.raw" ] || fail "raw --channel 3 should have no samples"
 
 # ---- logs written by streamfat log, through TARGET PATH and --all ------------------------

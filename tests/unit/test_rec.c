@@ -591,9 +591,14 @@ static void test_decode_clean(void)
     CHECK_EQ(L2.n, 1);
     CHECK_EQ(L2.e[0].kind, SF_DEC_DAMAGED);
     CHECK_EQ(L2.e[0].reason, SF_DEC_NO_BLOCK);
-    /* an empty file: nothing at all */
+    /* an empty file, or one of zeros: never written, nothing at all (docs/FORMAT.md) */
     decode_chunked(f.data, 0, 1, sizeof decbuf, &f, &L2);
     CHECK_EQ(L2.n, 0);
+    {
+        static uint8_t zeros[3 * 4096 + 100];
+        decode_chunked(zeros, sizeof zeros, 1000, sizeof decbuf, &f, &L2);
+        CHECK_EQ(L2.n, 0);
+    }
 
     /* Block sizes from 512 to 64 KiB */
     static const uint32_t bs[] = { 512, 1024, 8192 };
@@ -644,16 +649,24 @@ static void test_decode_damage(void)
     memset(work + 24 * B, 0x33, 1000);
 
     decode_chunked(work, size, 1 << 20, sizeof decbuf, &f, &L1);
+    /* The reader rules of docs/FORMAT.md: a gap is counted against the last accepted
+     * block's seq; a block whose seq is not above it is skipped; a malformed block loses all
+     * of its records; a partial last block is judged zero-padded, then reported. */
     struct { int kind, reason; uint64_t block, count, a, b; } want[] = {
         { SF_DEC_HEADER, 0, 0, 0, 0, 0 },
         { SF_DEC_DAMAGED, SF_DEC_BAD_CRC, 3, 1, 3 * B, B },
+        { SF_DEC_GAP, 0, 4, 0, 3, 4 },
         { SF_DEC_DAMAGED, SF_DEC_BAD_HEADER, 5, 2, 5 * B, 2 * B },
+        { SF_DEC_GAP, 0, 7, 0, 5, 7 },
         { SF_DEC_FOREIGN, 0, 8, 2, 8 * B, 0x2222 },
+        { SF_DEC_GAP, 0, 10, 0, 8, 10 },
         { SF_DEC_GAP, 0, 11, 0, 11, 13 },
-        { SF_DEC_GAP, 0, 13, 0, 15, 13 },          /* 13 is itself again: backwards */
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 13, 1, 13 * B, B },   /* seq 13 again */
         { SF_DEC_DAMAGED, SF_DEC_UNWRITTEN, 14, 1, 14 * B, B },
         { SF_DEC_DAMAGED, SF_DEC_BAD_RECORD, 16, 1, 16 * B, B },
+        { SF_DEC_GAP, 0, 17, 0, 16, 17 },
         { SF_DEC_DAMAGED, SF_DEC_UNWRITTEN, 22, 2, 22 * B, 2 * B },   /* more follows */
+        { SF_DEC_DAMAGED, SF_DEC_BAD_HEADER, 24, 1, 24 * B, B },
         { SF_DEC_DAMAGED, SF_DEC_TRUNCATED, 24, 1, 24 * B, 1000 },
     };
     int nw = (int)(sizeof want / sizeof want[0]), ok = L1.n == nw;
@@ -664,19 +677,18 @@ static void test_decode_damage(void)
     CHECK(ok);
     if (!ok)
         print_log("damaged file", &L1);
-    /* Records: damaged and foreign blocks none; 11 and 12 carry blocks 13 and 14's records,
-     * which the oracle compares with blocks 11 and 12 of the pristine file: count those by
-     * hand. Block 16 delivers its first two records. */
+    /* Records: skipped blocks none; 11 and 12 carry blocks 13 and 14's records, which the
+     * oracle compares with blocks 11 and 12 of the pristine file: count those by hand.
+     * Block 13 (seq 13 again) and the malformed block 16 deliver nothing. */
     for (uint32_t n = 0; n < 24; n++) {
         uint32_t w = f.nrec[n];
-        if (n == 3 || n == 5 || n == 6 || n == 8 || n == 9 || n == 14 || n >= 22)
+        if (n == 3 || n == 5 || n == 6 || n == 8 || n == 9 || n == 13 || n == 14 ||
+            n == 16 || n >= 22)
             w = 0;
         if (n == 11)
             w = f.nrec[13];
         if (n == 12)
             w = f.nrec[14];
-        if (n == 16)
-            w = 2;
         CHECK_EQ(L1.recs[n], w);
     }
     CHECK_EQ(L1.bad_records, f.nrec[13] + f.nrec[14]);   /* they are not blocks 11, 12 */
@@ -689,8 +701,8 @@ static void test_decode_damage(void)
 
     /* Without the partial tail, the trailing zero blocks are simply the end. */
     decode_chunked(work, 24 * B, 4096, sizeof decbuf, &f, &L2);
-    CHECK_EQ(L2.n, nw - 2);
-    CHECK(L2.e[L2.n - 1].reason == SF_DEC_BAD_RECORD);
+    CHECK_EQ(L2.n, nw - 3);
+    CHECK(L2.e[L2.n - 1].kind == SF_DEC_GAP);
 }
 
 /* Block 0 lost: the block size comes from the first valid block; the damage before it is
@@ -707,9 +719,11 @@ static void test_decode_block0(void)
     memset(work + B + 40, 0x77, 8);                    /* block 1: size field garbage */
     decode_chunked(work, f.size, 0, sizeof decbuf, &f, &L1);
     CHECK_EQ(L1.headers, 0);
-    CHECK(L1.n == 1 && L1.e[0].kind == SF_DEC_DAMAGED && L1.e[0].reason == SF_DEC_BAD_CRC &&
+    CHECK(L1.n == 2 && L1.e[0].kind == SF_DEC_DAMAGED && L1.e[0].reason == SF_DEC_BAD_CRC &&
           L1.e[0].block == 0 && L1.e[0].count == 2 && L1.e[0].b == 2 * B);
-    if (L1.n != 1)
+    /* block 2 is the first accepted: seqs 0 and 1 missing */
+    CHECK(L1.n == 2 && L1.e[1].kind == SF_DEC_GAP && L1.e[1].a == 0 && L1.e[1].b == 2);
+    if (L1.n != 2)
         print_log("block 0 lost", &L1);
     for (uint32_t n = 2; n < f.nblocks; n++)
         CHECK_EQ(L1.recs[n], f.nrec[n]);

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""An independent reader of streamfat logs, written from docs/FORMAT.md alone (its block and
+record layout and the reader rules of "Reading a file"); it shares no code with src/ and uses
+the standard library only. t_sfl_reference compares it with `streamfat export`.
+
+    sfl_ref.py FILE PREFIX    writes PREFIX.candump (candump -L lines of the CAN records,
+                              docs/EXPORT.md's layout), PREFIX.raw (the SAMPLE bodies back to
+                              back), PREFIX.verdict ('clean' or 'damaged: invalid 1, missing
+                              1', FORMAT.md) and PREFIX.skipped (the records candump has no
+                              form for, as export counts them)
+
+Exit status 0 clean, 1 damaged.
+"""
+import struct
+import sys
+
+MAGIC = b"SFLB"
+HDR = 48
+COUNT_NAMES = ["unwritten", "invalid", "foreign", "misplaced", "malformed",
+               "out-of-sequence", "missing", "dirty-tail", "bad-can", "truncated"]
+
+
+def _crc_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC_TABLE = _crc_table()
+
+
+def crc32c(data, crc=0xFFFFFFFF):
+    t = CRC_TABLE
+    for b in data:
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def is_zero(b):
+    return b.count(0) == len(b)
+
+
+def header_fields(blk):
+    """The 48-byte block header as a dict (no checks)."""
+    magic, version, kind, file_id, seq, first_ts, used, count, bsize, crc = \
+        struct.unpack_from("<4sHHQQQIIII", blk, 0)
+    return dict(magic=magic, version=version, kind=kind, file_id=file_id, seq=seq,
+                first_ts=first_ts, used=used, count=count, block_size=bsize, crc=crc)
+
+
+def size_ok(b):
+    return 512 <= b <= 1 << 20 and b & (b - 1) == 0
+
+
+def block_check(blk, b):
+    """FORMAT.md 'valid': magic, version, kind, block size, used, CRC. The header or None."""
+    if len(blk) < HDR:
+        return None
+    h = header_fields(blk)
+    if h["magic"] != MAGIC or h["version"] != 1 or h["block_size"] != b or not size_ok(b):
+        return None
+    if h["kind"] not in (1, 2) or h["used"] > b - HDR:
+        return None
+    crc = crc32c(blk[HDR:HDR + h["used"]], crc32c(blk[0:44])) ^ 0xFFFFFFFF
+    if crc != h["crc"]:
+        return None
+    return h
+
+
+def walk_records(blk, h):
+    """The records of a block whose layout is right (FORMAT.md check 5), or None."""
+    used = h["used"]
+    pl = blk[HDR:HDR + used]
+    off = 0
+    if h["kind"] == 1:
+        if used < 32:
+            return None
+        start_ts = struct.unpack_from("<Q", pl, 0)[0]
+        if h["first_ts"] != start_ts:
+            return None
+        off = 32
+    recs = []
+    while off < used:
+        if off % 8 or used - off < 16:
+            return None
+        rtype, chan, length, flags, ts = struct.unpack_from("<BBHIQ", pl, off)
+        padded = (length + 7) & ~7
+        if 16 + padded > used - off:
+            return None
+        body = pl[off + 16:off + 16 + length]
+        if not is_zero(pl[off + 16 + length:off + 16 + padded]):
+            return None
+        recs.append((rtype, chan, flags, ts, body))
+        off += 16 + padded
+    if len(recs) != h["count"]:
+        return None
+    if h["kind"] == 2 and recs and recs[0][3] != h["first_ts"]:
+        return None
+    return recs
+
+
+def can_valid(flags, body):
+    """FORMAT.md 'A CAN record is valid when': (id, len, data) or None."""
+    if len(body) < 8:
+        return None
+    cid, ln = struct.unpack_from("<IB", body, 0)
+    if len(body) < 8 + ln:
+        return None
+    eff, rtr, err, fd, brs, esi = (bool(flags & (1 << i)) for i in range(6))
+    if flags & ~0x3F:
+        return None
+    if (brs or esi) and not fd:
+        return None
+    if fd and rtr:
+        return None
+    if err and (fd or rtr):
+        return None
+    # One id rule for every frame, error frames included (FORMAT.md, CAN record).
+    if (not eff and cid > 0x7FF) or cid > 0x1FFFFFFF:
+        return None
+    if ln > (64 if fd else 8):
+        return None
+    return cid, ln, body[8:8 + ln]
+
+
+def read_log(data):
+    """Apply the reader rules. Returns (records, counts, not_log): records of accepted
+    blocks in order as (type, channel, flags, ts, body); counts by COUNT_NAMES."""
+    counts = dict.fromkeys(COUNT_NAMES, 0)
+    size = len(data)
+    B = start = None
+    for o in range(0, size, 512):
+        if size - o < HDR:
+            break
+        h = header_fields(data[o:o + HDR])
+        b = h["block_size"]
+        if h["magic"] != MAGIC or h["version"] != 1 or not size_ok(b) or o % b or o + b > size:
+            continue
+        if block_check(data[o:o + b], b):
+            B, start = b, o
+            break
+    if B is None:                                 # empty or all zeros: never written
+        return [], counts, not is_zero(data)
+    counts["invalid"] += start // B
+    file_id = header_fields(data[start:start + HDR])["file_id"]
+    last = None
+    records = []
+    nblocks = (size + B - 1) // B
+    for n in range(start // B, nblocks):
+        blk = data[n * B:(n + 1) * B]
+        if len(blk) < B:                              # check 10
+            if is_zero(blk):
+                break
+            counts["truncated"] = 1
+            blk = blk + bytes(B - len(blk))
+        if is_zero(blk):                              # check 1
+            if is_zero(data[n * B:]):
+                break
+            counts["unwritten"] += 1
+            continue
+        h = block_check(blk, B)                       # check 2
+        if h is None:
+            counts["invalid"] += 1
+            continue
+        if h["file_id"] != file_id:                   # check 3
+            counts["foreign"] += 1
+            continue
+        head_ok = n == 0 and h["seq"] == 0
+        rec_ok = n != 0 and h["seq"] != 0
+        if (h["kind"] == 1 and not head_ok) or (h["kind"] == 2 and not rec_ok):
+            counts["misplaced"] += 1                  # check 4
+            continue
+        recs = walk_records(blk, h)                   # check 5
+        if recs is None:
+            counts["malformed"] += 1
+            continue
+        if last is not None and h["seq"] <= last:     # check 6
+            counts["out-of-sequence"] += 1
+            continue
+        counts["missing"] += h["seq"] - (0 if last is None else last + 1)   # check 7
+        last = h["seq"]
+        if not is_zero(blk[HDR + h["used"]:]):        # check 8
+            counts["dirty-tail"] += 1
+        records.extend(recs)
+    return records, counts, False
+
+
+def verdict(counts, not_log):
+    if not_log:
+        return "damaged: not a log"
+    parts = ["%s %d" % (k, counts[k]) for k in COUNT_NAMES if counts[k]]
+    return "damaged: " + ", ".join(parts) if parts else "clean"
+
+
+def iface_token(body):
+    out = []
+    for c in body[:63]:
+        out.append(chr(c) if 0x20 < c < 0x7F and chr(c) not in "()#," else "_")
+    return "".join(out)
+
+
+def decode(data):
+    """Everything export shows of a log: (candump text, raw bytes, verdict, skipped line)."""
+    records, counts, not_log = read_log(data)
+    names = {}
+    lines = []
+    raw = []
+    skipped = {}
+    lost = 0
+    type_names = {1: "CAN", 2: "SAMPLE", 3: "TEXT", 4: "LATENCY", 5: "DROP", 6: "ANNOTATION"}
+    for rtype, chan, flags, ts, body in records:
+        if rtype == 0x10:
+            names[chan] = iface_token(body)
+            continue
+        if rtype == 0x11:
+            continue
+        if rtype == 1:
+            c = can_valid(flags, body)
+            if c is None:
+                counts["bad-can"] += 1
+                continue
+            cid, ln, d = c
+            ifname = names.get(chan) or "can%d" % chan
+            if flags & 4:
+                ids = "%08X" % (0x20000000 | cid)
+            elif flags & 1:
+                ids = "%08X" % cid
+            else:
+                ids = "%03X" % cid
+            if flags & 8:
+                tail = "#%X%s" % ((1 if flags & 16 else 0) | (2 if flags & 32 else 0),
+                                  d.hex().upper())
+            elif flags & 2:
+                tail = "R" + ("%X" % (ln & 0xF) if ln else "")
+            else:
+                tail = d.hex().upper()
+            lines.append("(%d.%06d) %s %s#%s\n" % (ts // 10**9, ts % 10**9 // 1000, ifname,
+                                                    ids, tail))
+            continue
+        skipped[rtype] = skipped.get(rtype, 0) + 1
+        if rtype == 5 and len(body) >= 8:
+            lost += struct.unpack_from("<Q", body, 0)[0]
+        if rtype == 2:
+            raw.append(body)
+    skip_line = ""
+    if skipped:
+        parts = []
+        for t in sorted(skipped):
+            parts.append("%s: %d" % (type_names.get(t, "type 0x%02X" % t), skipped[t]))
+            if t == 5:
+                parts[-1] += " accounting for %d lost records" % lost
+        skip_line = "skipped %d non-CAN records (%s)\n" % (sum(skipped.values()),
+                                                          ", ".join(parts))
+    return "".join(lines), b"".join(raw), verdict(counts, not_log), skip_line
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: sfl_ref.py FILE OUTPREFIX  (writes OUTPREFIX.candump, .raw, "
+                 ".verdict, .skipped)")
+    with open(sys.argv[1], "rb") as f:
+        data = f.read()
+    candump, raw, v, skip_line = decode(data)
+    pre = sys.argv[2]
+    with open(pre + ".candump", "w") as f:
+        f.write(candump)
+    with open(pre + ".raw", "wb") as f:
+        f.write(raw)
+    with open(pre + ".verdict", "w") as f:
+        f.write(v + "\n")
+    with open(pre + ".skipped", "w") as f:
+        f.write(skip_line)
+    sys.exit(0 if v == "clean" else 1)
+
+
+if __name__ == "__main__":
+    main()
