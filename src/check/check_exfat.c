@@ -305,7 +305,7 @@ struct xctx {
     uint32_t bm_idx, up_idx;    /* root entries of the bitmap / up-case table in use */
     struct xsub {           /* a subdirectory to enter */
         uint32_t idx, first, got;
-        uint8_t contig;
+        uint8_t contig, nl;     /* NoFatChain; the name's length */
     } sub, *subs;           /* the one check_stream found; the current directory's list */
     int sub_ready;
     uint32_t nsubs;
@@ -507,6 +507,17 @@ static int walk_benign(struct chk *k, const uint8_t *e, uint8_t flags)
     return 0;
 }
 
+/* The NameHash of a set whose checksum failed can be verified and is right (the set's
+ * stream and names were written together). */
+static int torn_hash_ok(const struct xctx *x, const uint8_t *e, uint32_t nl)
+{
+    uint16_t name[255];
+    for (uint32_t i = 0; i < nl; i++)
+        name[i] = ld_le16(e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2);
+    return (x->hash_ok || ascii_only(name, nl)) &&
+           name_hash(name, nl) == ld_le16(e + EXDE_SIZE + EXDE_STREAM_NAME_HASH);
+}
+
 /* Check the set starting at entry idx (a file entry). *skip: entries to move on by.
  *
  * What is a set (as fsck.exfat reads one): the SetChecksum over SecondaryCount + 1 entries
@@ -572,7 +583,8 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         if (need == names)
             while (keep < have && (s.e[(keep + 1) * EXDE_SIZE] & EXDE_TYPE_BENIGN))
                 keep++;
-        if (sum_bad && (!span || keep != n2 || have != n2 || nl != se[EXDE_STREAM_NAME_LEN]))
+        if (sum_bad && (!span || keep != n2 || have != n2 || nl != se[EXDE_STREAM_NAME_LEN] ||
+                        !torn_hash_ok(x, s.e, nl)))
             bad = "entry set checksum wrong";
     }
     if (bad) {
@@ -683,6 +695,7 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
     }
     if (x->sub_ready && x->subs && x->nsubs < XSUBS) {
         x->sub.idx = idx;
+        x->sub.nl = (uint8_t)nl;
         x->subs[x->nsubs++] = x->sub;
     } else if (x->sub_ready) {
         err = enter_dir(k, x, &x->sub, depth);
@@ -934,9 +947,7 @@ static int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct x
         uint32_t off, nl;
         uint16_t name[255];
         int err;
-        if ((err = chk_dir_entry(k, d, subs[j].idx + 1, &ent, &lba, &off)))
-            return err;
-        nl = ent[EXDE_STREAM_NAME_LEN];
+        nl = subs[j].nl;
         for (uint32_t i = 0; i < nl; i++) {
             if (i % 15 == 0 &&
                 (err = chk_dir_entry(k, d, subs[j].idx + 2 + i / 15, &ent, &lba, &off)))
