@@ -12,6 +12,7 @@
 #include <string.h>
 #include "check/check_int.h"
 #include "fs/exfat_ondisk.h"
+#include "util/inline.h"
 #include "util/upcase.h"
 
 /* ---- boot region ---- */
@@ -317,7 +318,9 @@ struct xctx {
 static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth);
 static int enter_dir(struct chk *k, struct xctx *x, const struct xsub *sd, uint32_t depth);
 static int scan_entries(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth);
-static int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct xsub *subs,
+/* Not inlined into scan_dir: its name buffer stays off the stack while the entries are
+ * checked (the recursion goes through both). */
+static SF_NOINLINE int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct xsub *subs,
                       uint32_t n, uint32_t depth);
 
 /* Check one file's stream: sizes against allocation, the chain; repairs go into s->e. */
@@ -938,7 +941,7 @@ static int enter_dir(struct chk *k, struct xctx *x, const struct xsub *sd, uint3
 }
 
 /* The subdirectories scan_dir put aside, entered with their paths. */
-static int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct xsub *subs,
+static SF_NOINLINE int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct xsub *subs,
                       uint32_t n, uint32_t depth)
 {
     for (uint32_t j = 0; j < n; j++) {
