@@ -12,6 +12,7 @@
 #include <string.h>
 #include "check/check_int.h"
 #include "fs/exfat_ondisk.h"
+#include "util/inline.h"
 #include "util/upcase.h"
 
 /* ---- boot region ---- */
@@ -252,6 +253,15 @@ static int xset_write(struct chk *k, struct xset *s)
     return 0;
 }
 
+/* Mark an entry unused. An in-use type 0x80 would become 0x00, the end of the directory,
+ * and hide every entry after it: it becomes 0x01 (unused) instead. */
+static void unuse(uint8_t *e)
+{
+    e[0] &= (uint8_t)~EXDE_INUSE;
+    if (e[0] == EXDE_END)
+        e[0] = 0x01;
+}
+
 /* Mark entries unused: the file entry first, so no reader sees a set without it... only
  * secondaries, which every reader ignores. */
 static int xset_delete(struct chk *k, struct xset *s, uint32_t n)
@@ -260,7 +270,7 @@ static int xset_delete(struct chk *k, struct xset *s, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         if (chk_dsec(k, s->lba[i], &sec))
             return SF_EIO;
-        sec[s->off[i]] &= (uint8_t)~EXDE_INUSE;
+        unuse(sec + s->off[i]);
         if (i + 1 == n || s->lba[i + 1] != s->lba[i])
             if (chk_dsec_put(k))
                 return SF_EIO;
@@ -281,7 +291,7 @@ static int delete_run(struct chk *k, struct chk_dir *d, uint32_t idx, uint32_t *
             return SF_EIO;
         if (j > idx && (!(ent[0] & EXDE_INUSE) || !(ent[0] & EXDE_TYPE_SECONDARY)))
             break;
-        ent[0] &= (uint8_t)~EXDE_INUSE;
+        unuse(ent);
         if (chk_dsec_put(k))
             return SF_EIO;
     } while (++j < total);
@@ -292,13 +302,29 @@ static int delete_run(struct chk *k, struct chk_dir *d, uint32_t idx, uint32_t *
 struct xctx {
     int hash_ok;            /* the volume's up-case table is the built-in one */
     int have_bitmap;
+    int have_label;         /* a well-formed volume label entry was seen */
+    uint32_t bm_idx, up_idx;    /* root entries of the bitmap / up-case table in use */
+    struct xsub {           /* a subdirectory to enter */
+        uint32_t idx, first, got;
+        uint8_t contig, nl;     /* NoFatChain; the name's length */
+    } sub, *subs;           /* the one check_stream found; the current directory's list */
+    int sub_ready;
+    uint32_t nsubs;
 };
 
+#define XSUBS 8             /* subdirectories entered after their parent's entries (more:
+                             * entered where they are met) */
+
 static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth);
+static int enter_dir(struct chk *k, struct xctx *x, const struct xsub *sd, uint32_t depth);
+static int scan_entries(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth);
+/* Not inlined into scan_dir: its name buffer stays off the stack while the entries are
+ * checked (the recursion goes through both). */
+static SF_NOINLINE int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct xsub *subs,
+                      uint32_t n, uint32_t depth);
 
 /* Check one file's stream: sizes against allocation, the chain; repairs go into s->e. */
-static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t depth,
-                        int *changed)
+static int check_stream(struct chk *k, struct xctx *x, struct xset *s, int *changed)
 {
     uint8_t *fe = s->e, *se = s->e + EXDE_SIZE;
     int isdir = (ld_le16(fe + EXDE_FILE_ATTR) & 0x10) != 0;
@@ -350,8 +376,10 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
         uint64_t keep = (uint64_t)got * k->cs;
         if (chk_report(k, kinds[why], 1, 0, "%s after %u of %u clusters: size cut to %U",
                        chk_walk_why(why), got, want, keep < dl ? keep : dl)) {
-            if (isdir && !got)
+            if (isdir && !got) {
+                chk_repaired(k);        /* by the removal the caller makes */
                 return 1;
+            }
             if (keep < dl)
                 dl = keep;
             if (vdl > dl)
@@ -369,34 +397,13 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
             chk_repaired(k);
         }
     }
-    if (got && isdir && depth + 1 < CHK_DEPTH_MAX) {
-        struct chk_dir sub = { first, contig, got, 0, 0, 0, 0 };
-        uint32_t my_cut = k->cut_after;          /* the sets inside use it too */
-        int err = scan_dir(k, x, &sub, depth + 1);
-        if (err)
-            return err;
-        k->cut_after = my_cut;
-    } else if (got && isdir) {
-        chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
-    }
-    /* Other secondaries that own clusters (vendor allocation, 0xE1): their clusters are
-     * reached too, or they would count as leaks. */
-    uint32_t nl0 = se[EXDE_STREAM_NAME_LEN];
-    for (uint32_t i = 2 + (nl0 + 14) / 15; i < s->n; i++) {
-        const uint8_t *e2 = s->e + i * EXDE_SIZE;
-        uint32_t f2 = ld_le32(e2 + EXDE_FIRST_CLUSTER), g2, l2;
-        uint64_t len2 = ld_le64(e2 + EXDE_DATA_LENGTH);
-        if (e2[0] == EXDE_NAME || !(e2[EXDE_STREAM_FLAGS] & EXDE_FLAG_ALLOC_POSSIBLE) ||
-            !f2 || !len2)
-            continue;
-        uint64_t w2 = chk_clusters_for(k, len2);
-        int why2 = chk_walk(k, f2, (e2[EXDE_STREAM_FLAGS] & EXDE_FLAG_NO_FAT_CHAIN) != 0,
-                            w2 > k->ccount ? k->ccount : (uint32_t)w2, &g2, &l2);
-        if (why2 == WALK_IO)
-            return SF_EIO;
-        if (why2 != WALK_OK)
-            chk_report(k, SF_CHK_RANGE, 1, 1, "secondary entry 0x%x: %s", e2[0],
-                       chk_walk_why(why2));
+    if (got && isdir) {
+        /* Entered after the rest of this directory (scan_dir), so that its own files claim
+         * their clusters first, as fsck.exfat (breadth first) has them do. */
+        x->sub.first = first;
+        x->sub.contig = (uint8_t)contig;
+        x->sub.got = got;
+        x->sub_ready = 1;
     }
     int cand = 0;
     if (!isdir && why == WALK_OK && k->ncand < CHK_CANDS && !(k->o->flags & SF_CHECK_NO_RECOVER)) {
@@ -436,14 +443,102 @@ static int check_stream(struct chk *k, struct xctx *x, struct xset *s, uint32_t 
     return 0;
 }
 
-/* Check the set starting at entry idx (a file entry). *skip: entries to move on by. */
+/* SetChecksum over the n + 1 entries from idx, read one at a time (n may be larger than a
+ * set can be: a damaged count is still summed as fsck.exfat does). *fits: 0 when they run
+ * past the end of the directory; *lba_span: the entries lie in more than one sector. */
+static int sum_entries(struct chk *k, struct chk_dir *d, uint32_t idx, uint32_t n,
+                       uint16_t *sum, int *fits, int *span)
+{
+    uint16_t s = 0;
+    uint8_t *ent;
+    uint64_t lba, lba0 = 0;
+    uint32_t off;
+    *fits = idx + n < chk_dir_entries(k, d);
+    *span = 0;
+    if (!*fits)
+        return 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        if (chk_dir_entry(k, d, idx + i, &ent, &lba, &off))
+            return SF_EIO;
+        if (i == 0)
+            lba0 = lba;
+        else if (lba != lba0)
+            *span = 1;
+        for (uint32_t j = 0; j < EXDE_SIZE; j++) {
+            if (i == 0 && (j == EXDE_FILE_SET_CHECKSUM || j == EXDE_FILE_SET_CHECKSUM + 1))
+                continue;
+            s = (uint16_t)(((s & 1) ? 0x8000u : 0) + (s >> 1) + ent[j]);
+        }
+    }
+    *sum = s;
+    return 0;
+}
+
+/* Clear the reached bits of the got clusters a walk from first just marked (a claim that
+ * is given up). */
+static void unwalk(struct chk *k, uint32_t first, int contig, uint32_t got)
+{
+    uint32_t c = first;
+    for (uint32_t i = 0; i < got && chk_clus_ok(k, c); i++) {
+        reach_clear(k, c);
+        if (contig)
+            c++;
+        else if (chk_fat_get(k, c, &c))
+            return;
+    }
+}
+
+/* A benign entry that may own clusters (vendor allocation; flags: its General*Flags): walk
+ * them. 0: fine (or nothing to walk), 1: the allocation is broken (nothing stays marked). */
+static int walk_benign(struct chk *k, const uint8_t *e, uint8_t flags)
+{
+    uint32_t f = ld_le32(e + EXDE_FIRST_CLUSTER), got, last;
+    uint64_t len = ld_le64(e + EXDE_DATA_LENGTH);
+    int contig = (flags & EXDE_FLAG_NO_FAT_CHAIN) != 0;
+    if (!(flags & EXDE_FLAG_ALLOC_POSSIBLE) || (!f && !len))
+        return 0;
+    uint64_t w = chk_clusters_for(k, len);
+    if (!f || !len || w > k->ccount)
+        return 1;
+    int why = chk_walk(k, f, contig, (uint32_t)w, &got, &last);
+    if (why == WALK_IO)
+        return SF_EIO;
+    if (why != WALK_OK) {
+        unwalk(k, f, contig, got);
+        return 1;
+    }
+    return 0;
+}
+
+/* The NameHash of a set whose checksum failed can be verified and is right (the set's
+ * stream and names were written together). */
+static int torn_hash_ok(const struct xctx *x, const uint8_t *e, uint32_t nl)
+{
+    uint16_t name[255];
+    for (uint32_t i = 0; i < nl; i++)
+        name[i] = ld_le16(e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2);
+    return (x->hash_ok || ascii_only(name, nl)) &&
+           name_hash(name, nl) == ld_le16(e + EXDE_SIZE + EXDE_STREAM_NAME_HASH);
+}
+
+/* Check the set starting at entry idx (a file entry). *skip: entries to move on by.
+ *
+ * What is a set (as fsck.exfat reads one): the SetChecksum over SecondaryCount + 1 entries
+ * must hold; then a stream extension, one or more name entries, the name running to its
+ * first NUL (NameLength follows it), and after the names only benign secondaries (vendor
+ * entries, kept). A set whose count runs on past that (an unknown critical secondary, an
+ * entry of the next set, name entries the name does not need) is cut there. A checksum
+ * that fails is damage and the set is removed, except when the set spans two sectors and
+ * is otherwise whole with a right name hash: that is what a power cut between the two
+ * sector writes of an in-place update leaves (xset_write), and the checksum is rewritten. */
 static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t idx,
                      uint32_t depth, uint32_t *skip)
 {
     struct xset s;
     uint8_t *ent;
-    uint32_t total = chk_dir_entries(k, d), n2, i;
-    int err, changed = 0;
+    uint32_t n2, i;
+    int err, changed = 0, fits = 0, span = 0, sum_bad = 0;
+    uint16_t sum = 0;
     if ((err = chk_dir_entry(k, d, idx, &ent, &s.lba[0], &s.off[0])))
         return err;
     memcpy(s.e, ent, EXDE_SIZE);
@@ -451,39 +546,49 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
     s.n = 1;
     *skip = 1;
     const char *bad = NULL;
-    if (n2 < 2 || n2 > EXFAT_MAX_SECONDARY || idx + n2 >= total) {
+    if (n2 < 2) {
         bad = "secondary count out of range";
     } else {
-        for (i = 1; i <= n2; i++) {
-            if ((err = chk_dir_entry(k, d, idx + i, &ent, &s.lba[i], &s.off[i])))
-                return err;
-            memcpy(s.e + i * EXDE_SIZE, ent, EXDE_SIZE);
-            s.n++;
-            uint8_t t = ent[0];
-            if (!(t & EXDE_INUSE) || !(t & EXDE_TYPE_SECONDARY)) {
-                bad = "the set ends before its secondary count";
-                break;
-            }
-        }
+        if ((err = sum_entries(k, d, idx, n2, &sum, &fits, &span)))
+            return err;
+        if (!fits)
+            bad = "the set runs past the end of the directory";
+        else if (sum != ld_le16(s.e + EXDE_FILE_SET_CHECKSUM))
+            sum_bad = 1;
+    }
+    /* The entries of the set as far as they are secondaries (at most a full set). */
+    uint32_t have = 0;
+    for (i = 1; !bad && i <= n2 && i <= EXFAT_MAX_SECONDARY; i++) {
+        if ((err = chk_dir_entry(k, d, idx + i, &ent, &s.lba[i], &s.off[i])))
+            return err;
+        if (!(ent[0] & EXDE_INUSE) || !(ent[0] & EXDE_TYPE_SECONDARY))
+            break;
+        memcpy(s.e + i * EXDE_SIZE, ent, EXDE_SIZE);
+        have = i;
     }
     uint8_t *se = s.e + EXDE_SIZE;
-    uint32_t nl = 0, need = 0;
-    if (!bad && se[0] != EXDE_STREAM)
+    uint32_t nl = 0, need = 0, names = 0, keep = 0;
+    if (!bad && (have < 1 || se[0] != EXDE_STREAM))
         bad = "no stream extension entry";
     if (!bad) {
-        nl = se[EXDE_STREAM_NAME_LEN];
+        while (2 + names <= have && s.e[(2 + names) * EXDE_SIZE] == EXDE_NAME)
+            names++;
+        while (nl < names * EXFAT_NAME_PER_ENTRY &&
+               ld_le16(s.e + (2 + nl / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (nl % 15) * 2))
+            nl++;
         need = (nl + EXFAT_NAME_PER_ENTRY - 1) / EXFAT_NAME_PER_ENTRY;
-        if (!nl || 1 + need > n2)
-            bad = "name length does not fit the set";
-        for (i = 0; !bad && i < need; i++)
-            if (s.e[(2 + i) * EXDE_SIZE] != EXDE_NAME)
-                bad = "a name entry is missing";
-        for (i = 2 + need; !bad && i <= n2; i++) {
-            if (s.e[i * EXDE_SIZE] == EXDE_NAME)
-                bad = "more name entries than the name length needs";
-            else if (!(s.e[i * EXDE_SIZE] & EXDE_TYPE_BENIGN))
-                bad = "unknown critical secondary entry";
-        }
+        if (!nl)
+            bad = "no name";
+    }
+    if (!bad) {
+        /* What stays in the set: stream, the names needed, then benign secondaries. */
+        keep = 1 + need;
+        if (need == names)
+            while (keep < have && (s.e[(keep + 1) * EXDE_SIZE] & EXDE_TYPE_BENIGN))
+                keep++;
+        if (sum_bad && (!span || keep != n2 || have != n2 || nl != se[EXDE_STREAM_NAME_LEN] ||
+                        !torn_hash_ok(x, s.e, nl)))
+            bad = "entry set checksum wrong";
     }
     if (bad) {
         /* Without a name the set cannot be fixed; its clusters become leaks. */
@@ -494,18 +599,53 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         }
         return 0;
     }
-    *skip = 1 + n2;
+    s.n = 1 + keep;
+    *skip = 1 + keep;
     uint16_t name[255];
     for (i = 0; i < nl; i++)
         name[i] = ld_le16(s.e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2);
     uint32_t saved = chk_path_push(k, name, nl);
+    if (keep != n2) {
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "entry set: secondary count %u, but %u entries "
+                       "belong to it: cut there", n2, keep)) {
+            s.e[EXDE_FILE_SECONDARY_COUNT] = (uint8_t)keep;
+            changed = 1;
+            chk_repaired(k);
+        }
+    }
+    if (nl != se[EXDE_STREAM_NAME_LEN]) {
+        if (chk_report(k, SF_CHK_NAME, 1, 0, "name length %u, but the name has %u characters",
+                       se[EXDE_STREAM_NAME_LEN], nl)) {
+            se[EXDE_STREAM_NAME_LEN] = (uint8_t)nl;
+            changed = 1;
+            chk_repaired(k);
+        }
+    }
+    /* Vendor allocation entries: their clusters are reached too, or they would count as
+     * leaks; one whose allocation is broken ends the set. */
+    for (i = 2 + need; i < s.n; i++) {
+        int r = walk_benign(k, s.e + i * EXDE_SIZE, s.e[i * EXDE_SIZE + EXDE_STREAM_FLAGS]);
+        if (r < 0) {
+            chk_path_pop(k, saved);
+            return r;
+        }
+        if (r && chk_report(k, SF_CHK_RANGE, 1, 0, "secondary entry 0x%x: its allocation is "
+                            "broken: removed from the set", s.e[i * EXDE_SIZE])) {
+            s.n = i;
+            s.e[EXDE_FILE_SECONDARY_COUNT] = (uint8_t)(i - 1);
+            *skip = i;              /* what follows is met as stray entries and goes */
+            changed = 1;
+            chk_repaired(k);
+        }
+    }
     int isdir = (ld_le16(s.e + EXDE_FILE_ATTR) & 0x10) != 0;
     if (isdir)
         k->r->dirs++;
     else
         k->r->files++;
-    if (set_sum(s.e, s.n) != ld_le16(s.e + EXDE_FILE_SET_CHECKSUM)) {
-        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "entry set checksum wrong")) {
+    if (sum_bad) {
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "entry set checksum wrong (a set over two "
+                       "sectors, updated in place: the power cut case): recomputed")) {
             changed = 1;
             chk_repaired(k);
         }
@@ -535,14 +675,15 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         }
     }
     k->cut_after = 0;
-    err = check_stream(k, x, &s, depth, &changed);
+    x->sub_ready = 0;
+    err = check_stream(k, x, &s, &changed);
     if (err < 0) {
         chk_path_pop(k, saved);
         return err;
     }
     if (err == 1) {
         if (chk_report(k, SF_CHK_SIZE, 1, 0, "directory without clusters: removed"))
-            if (!(err = xset_delete(k, &s, 1)))
+            if (!(err = xset_delete(k, &s, s.n)))
                 chk_repaired(k);
         chk_path_pop(k, saved);
         return err == 1 ? 0 : err;
@@ -555,8 +696,15 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
             return err;
         }
     }
+    if (x->sub_ready && x->subs && x->nsubs < XSUBS) {
+        x->sub.idx = idx;
+        x->sub.nl = (uint8_t)nl;
+        x->subs[x->nsubs++] = x->sub;
+    } else if (x->sub_ready) {
+        err = enter_dir(k, x, &x->sub, depth);
+    }
     chk_path_pop(k, saved);
-    return 0;
+    return err;
 }
 
 /* The allocation bitmap and up-case table entries of the root directory. */
@@ -626,7 +774,72 @@ static int check_system(struct chk *k, struct xctx *x, const uint8_t *e)
     return 0;
 }
 
+/* A volume label entry: NULL when well-formed, else what is wrong. */
+static const char *label_bad(const uint8_t *e)
+{
+    uint32_t n = e[EXDE_LABEL_LEN];
+    if (n > EXFAT_LABEL_MAX)
+        return "longer than 11 characters";
+    for (uint32_t i = 0; i < n; i++)
+        if (bad_name_char(ld_le16(e + EXDE_LABEL_CHARS + 2 * i)))
+            return "a forbidden character";
+    for (uint32_t i = EXDE_LABEL_CHARS + 2 * EXFAT_LABEL_MAX; i < EXDE_SIZE; i++)
+        if (e[i])
+            return "reserved bytes not zero";
+    return NULL;
+}
+
+/* A benign primary at idx: *vendor = 1 + its entries when its set is well-formed (every
+ * secondary in use and benign, SetChecksum right, allocations sound), else 0. */
+static int check_benign(struct chk *k, struct chk_dir *d, uint32_t idx, int *vendor)
+{
+    uint8_t *ent, e[EXDE_SIZE];
+    uint64_t lba;
+    uint32_t off, n;
+    uint16_t sum, want;
+    int fits, span, err;
+    *vendor = 0;
+    if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+        return err;
+    n = ent[EXDE_FILE_SECONDARY_COUNT];
+    want = ld_le16(ent + EXDE_FILE_SET_CHECKSUM);
+    if ((err = sum_entries(k, d, idx, n, &sum, &fits, &span)))
+        return err;
+    if (!fits || sum != want)
+        return 0;
+    for (uint32_t i = 1; i <= n; i++) {
+        if ((err = chk_dir_entry(k, d, idx + i, &ent, &lba, &off)))
+            return err;
+        if ((ent[0] & 0xE0u) != 0xE0u)
+            return 0;
+    }
+    /* Allocations last, so that nothing is marked for a set found broken above. */
+    for (uint32_t i = 0; i <= n; i++) {
+        if ((err = chk_dir_entry(k, d, idx + i, &ent, &lba, &off)))
+            return err;
+        memcpy(e, ent, EXDE_SIZE);
+        int r = walk_benign(k, e, i ? e[EXDE_STREAM_FLAGS] : e[4]);   /* GeneralPrimaryFlags */
+        if (r < 0)
+            return r;
+        if (r)
+            return 0;       /* (clusters of earlier entries stay marked: rare, and leaks) */
+    }
+    *vendor = (int)n + 1;
+    return 0;
+}
+
 static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth)
+{
+    struct xsub subs[XSUBS];
+    x->subs = subs;
+    x->nsubs = 0;
+    int err = scan_entries(k, x, d, depth);
+    if (err)
+        return err;
+    return enter_subs(k, x, d, subs, x->nsubs, depth);
+}
+
+static int scan_entries(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t depth)
 {
     uint32_t total = chk_dir_entries(k, d), skip;
     uint64_t lba;
@@ -645,24 +858,60 @@ static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t d
         if (t == EXDE_FILE) {
             if ((err = check_set(k, x, d, idx, depth, &skip)))
                 return err;
+        } else if (depth == 0 && k->nfats == 1 &&
+                   ((t == EXDE_BITMAP && x->bm_idx != UINT32_MAX && idx != x->bm_idx) ||
+                    (t == EXDE_UPCASE && x->up_idx != UINT32_MAX && idx != x->up_idx))) {
+            /* The first usable one is the volume's (readers take the first they find). */
+            if (chk_report(k, SF_CHK_ENTRY, 0, 0, "another %s entry at index %u: marked unused",
+                           t == EXDE_BITMAP ? "allocation bitmap" : "up-case table", idx)) {
+                unuse(ent);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
         } else if (depth == 0 && (t == EXDE_BITMAP || t == EXDE_UPCASE)) {
             uint8_t e[EXDE_SIZE];
             memcpy(e, ent, EXDE_SIZE);
             if ((err = check_system(k, x, e)))
                 return err;
         } else if (t == EXDE_LABEL && depth == 0) {
-            if (ent[EXDE_LABEL_LEN] > EXFAT_LABEL_MAX)
-                chk_report(k, SF_CHK_ENTRY, 0, 1, "volume label longer than 11 characters");
+            const char *why = x->have_label ? "a second volume label entry" : label_bad(ent);
+            if (!why) {
+                x->have_label = 1;
+            } else if (chk_report(k, SF_CHK_ENTRY, 0, 0, "volume label entry at index %u: %s: "
+                                  "marked unused", idx, why)) {
+                /* Never a label from a damaged entry: the volume has none (or the one
+                 * well-formed entry) afterwards. */
+                unuse(ent);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
         } else if (t & EXDE_TYPE_SECONDARY) {
             if (chk_report(k, SF_CHK_ENTRY, 1, 0, "stray secondary entry (type 0x%x) at "
                            "index %u: marked unused", t, idx)) {
-                ent[0] &= (uint8_t)~EXDE_INUSE;
+                unuse(ent);
                 if ((err = chk_dsec_put(k)))
                     return err;
                 chk_repaired(k);
             }
         } else if (t & EXDE_TYPE_BENIGN) {
-            skip = 1 + ent[EXDE_FILE_SECONDARY_COUNT];      /* benign primary and its set */
+            /* A benign primary (vendor entry) and its set, kept when well-formed; else it is
+             * damage, and only the primary goes (what follows is checked on its own). */
+            int vendor;
+            if ((err = check_benign(k, d, idx, &vendor)))
+                return err;
+            if (vendor) {
+                skip = (uint32_t)vendor;
+            } else if (chk_report(k, SF_CHK_ENTRY, 1, 0, "benign entry type 0x%x at index %u "
+                                  "whose set is broken: marked unused", t, idx)) {
+                if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+                    return err;
+                unuse(ent);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
         } else if (chk_report(k, SF_CHK_ENTRY, 1, 0, "unknown critical entry type 0x%x at "
                               "index %u: marked unused", t, idx)) {
             /* A reader that does not know a critical primary must not use the directory
@@ -671,6 +920,48 @@ static int scan_dir(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t d
                 return err;
             chk_repaired(k);
         }
+    }
+    return 0;
+}
+
+/* Enter a subdirectory (the path holds its name). */
+static int enter_dir(struct chk *k, struct xctx *x, const struct xsub *sd, uint32_t depth)
+{
+    if (depth + 1 >= CHK_DEPTH_MAX) {
+        chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
+        return 0;
+    }
+    struct chk_dir sub = { sd->first, sd->contig, sd->got, 0, 0, 0, 0 };
+    struct xsub *psubs = x->subs;
+    uint32_t pn = x->nsubs;
+    int err = scan_dir(k, x, &sub, depth + 1);
+    x->subs = psubs;
+    x->nsubs = pn;
+    return err;
+}
+
+/* The subdirectories scan_dir put aside, entered with their paths. */
+static SF_NOINLINE int enter_subs(struct chk *k, struct xctx *x, struct chk_dir *d, struct xsub *subs,
+                      uint32_t n, uint32_t depth)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        uint8_t *ent;
+        uint64_t lba;
+        uint32_t off, nl;
+        uint16_t name[255];
+        int err;
+        nl = subs[j].nl;
+        for (uint32_t i = 0; i < nl; i++) {
+            if (i % 15 == 0 &&
+                (err = chk_dir_entry(k, d, subs[j].idx + 2 + i / 15, &ent, &lba, &off)))
+                return err;
+            name[i] = ld_le16(ent + EXDE_NAME_CHARS + (i % 15) * 2);
+        }
+        uint32_t saved = chk_path_push(k, name, nl);
+        err = enter_dir(k, x, &subs[j], depth);
+        chk_path_pop(k, saved);
+        if (err)
+            return err;
     }
     return 0;
 }
@@ -782,7 +1073,9 @@ static int check_bitmap(struct chk *k)
 
 int chk_exfat(struct chk *k, uint8_t *boot)
 {
-    struct xctx x = { 0, 0 };
+    struct xctx x;
+    memset(&x, 0, sizeof x);
+    x.bm_idx = x.up_idx = UINT32_MAX;
     uint32_t got, last;
     int err;
     (void)boot;
@@ -819,14 +1112,16 @@ int chk_exfat(struct chk *k, uint8_t *boot)
             return err;
         if (e[0] == EXDE_END)
             break;
-        if (e[0] == EXDE_BITMAP) {
-            uint32_t bc = ld_le32(e + EXDE_FIRST_CLUSTER);
-            uint64_t bl = ld_le64(e + EXDE_DATA_LENGTH);
-            if (chk_clus_ok(k, bc) && bl >= ((uint64_t)k->ccount + 7) / 8 &&
-                chk_clusters_for(k, bl) <= k->ccount - (bc - 2))
-                k->bm_clus = bc;
-            break;
+        uint32_t fc = ld_le32(e + EXDE_FIRST_CLUSTER);
+        uint64_t fl = ld_le64(e + EXDE_DATA_LENGTH);
+        if (e[0] == EXDE_BITMAP && x.bm_idx == UINT32_MAX && chk_clus_ok(k, fc) &&
+            fl >= ((uint64_t)k->ccount + 7) / 8 && chk_clusters_for(k, fl) <= k->ccount - (fc - 2)) {
+            k->bm_clus = fc;
+            x.bm_idx = i;
         }
+        if (e[0] == EXDE_UPCASE && x.up_idx == UINT32_MAX && chk_clus_ok(k, fc) && fl &&
+            fl <= 128 * 1024)
+            x.up_idx = i;
     }
     if ((err = scan_dir(k, &x, &root, 0)))
         return err;
