@@ -500,6 +500,14 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         name[i] = ld_le16(s.e + (2 + i / 15) * EXDE_SIZE + EXDE_NAME_CHARS + (i % 15) * 2);
     uint32_t saved = chk_path_push(k, name, nl);
     int isdir = (ld_le16(s.e + EXDE_FILE_ATTR) & 0x10) != 0;
+    const char *leftover = chk_leftover(name, nl, isdir, ld_le64(se + EXDE_DATA_LENGTH));
+    if (leftover) {                     /* leftover.c: removed before its chain is walked */
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "%s: removed", leftover) &&
+            !(err = xset_delete(k, &s, s.n)))
+            chk_repaired(k);
+        chk_path_pop(k, saved);
+        return err;
+    }
     if (isdir)
         k->r->dirs++;
     else

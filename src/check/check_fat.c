@@ -602,6 +602,27 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 return err;
             chk_repaired(k);
         }
+        const char *leftover = chk_leftover(name, nl, (e[DIR_ATTR] & ATTR_DIRECTORY) != 0,
+                                            ld_le32(e + DIR_FILE_SIZE));
+        if (leftover) {                 /* leftover.c: the 8.3 entry first, then its long name */
+            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "%s: removed", leftover)) {
+                uint8_t *sec;
+                for (uint32_t i = 0; i <= f.lfn_n && !err; i++) {
+                    uint64_t at = i ? f.lfn_lba[i - 1] : lba;
+                    if (!(err = chk_dsec(k, at, &sec))) {
+                        sec[i ? f.lfn_off[i - 1] : off] = DIR_FREE;
+                        err = chk_dsec_put(k);
+                    }
+                }
+                if (!err)
+                    chk_repaired(k);
+            }
+            f.lfn_n = 0;
+            chk_path_pop(k, saved);
+            if (err)
+                return err;
+            continue;
+        }
         f.lfn_n = 0;
         k->lfn_is_log = chk_is_log_name(name, nl);
         k->dot_parent = self;
