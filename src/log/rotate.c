@@ -262,6 +262,19 @@ static int put_header(struct sf_log *lg, uint64_t now)
     return sfl_submit_buf(lg, w, lg->bsize, 0, REQ_HEADER, now);
 }
 
+/* A start that failed leaves nothing behind (a service retrying on a full volume would
+ * fill the directory with empty files): the new current file, with nothing in flight yet,
+ * is closed and removed; its name is made again as cyclic deletion does. */
+static SF_NOINLINE int start_failed(struct sf_log *lg, int err)
+{
+    char path[SF_LOG_PATH_MAX];
+    sf_stream_close(&lg->st[lg->cur]);
+    lg->cur_open = 0;
+    if (make_path(lg, lg->file_index, lg->name_ts[lg->file_index % SF_LOG_NAME_HIST], path) >= 0)
+        sf_unlink(lg->v, path);
+    return sfl_fail(lg, err);
+}
+
 /* Make the prepared file current and prepare the one after it. */
 int sfl_start_file(struct sf_log *lg, uint64_t now)
 {
@@ -281,11 +294,11 @@ int sfl_start_file(struct sf_log *lg, uint64_t now)
     lg->stats.files++;
     err = sfl_prepare_next(lg);
     if (err && err != SF_ENOSPC)
-        return sfl_fail(lg, err);              /* ENOSPC: try again at the rotation */
+        return start_failed(lg, err);          /* ENOSPC: try again at the rotation */
     if (lg->flags & SF_LOG_RAW)
         return 0;
     if ((err = put_header(lg, now)))
-        return sfl_fail(lg, err);
+        return start_failed(lg, err);
     lg->file_seq = 1;
     return 0;
 }
