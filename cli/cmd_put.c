@@ -360,7 +360,7 @@ static int prepare_replace(struct target *t, const char *dest, int src_regular,
     struct sf_stat st;
     uint64_t stale = 0;
     int64_t fc;
-    int err;
+    int err, have_stale;
 
     if (!(*tmp = temp_path(dest))) {
         cli_err("out of memory");
@@ -376,7 +376,8 @@ static int prepare_replace(struct target *t, const char *dest, int src_regular,
         cli_err("%s: %s: %s", t->path, *tmp, sf_strerror(err));
         return -1;
     }
-    if (err == 0)
+    have_stale = err == 0;
+    if (have_stale)
         stale = st.alloc_size;
     if (src_regular) {
         if ((err = sf_vol_info(&t->vol, &vi)) ||
@@ -393,7 +394,7 @@ static int prepare_replace(struct target *t, const char *dest, int src_regular,
             return -1;
         }
     }
-    if (err == 0) {
+    if (have_stale) {
         if ((err = sf_unlink(&t->vol, *tmp))) {
             cli_err("%s: %s: cannot remove an old temporary copy: %s", t->path, *tmp,
                     sf_strerror(err));
