@@ -555,6 +555,15 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         chk_path_pop(k, saved);
         return err == 1 ? 0 : err;
     }
+    if (changed && k->repair && !isdir &&
+        (leftover = chk_leftover(name, nl, 0, ld_le64(se + EXDE_DATA_LENGTH)))) {
+        /* a repair emptied a log file: removed in the same pass (leftover.c) */
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "%s: removed", leftover) &&
+            !(err = xset_delete(k, &s, s.n)))
+            chk_repaired(k);
+        chk_path_pop(k, saved);
+        return err;
+    }
     if (changed && k->repair) {
         st_le16(s.e + EXDE_FILE_SET_CHECKSUM, set_sum(s.e, s.n));
         if ((err = xset_write(k, &s)) ||
