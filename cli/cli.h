@@ -116,4 +116,16 @@ struct mkfs_args {
 };
 int mkfs_run(const struct mkfs_args *a);
 
+/* A host output file that replaces an existing one only when complete (cli/outfile.c):
+ * out_open writes to a temporary file beside path; out_close(ok) flushes, fsyncs and
+ * renames it over path, or (not ok, or a write failed) removes it and leaves path as it
+ * was. Both return 0 or CLI_ERR after printing an error. */
+struct out_file {
+    FILE *f;
+    const char *name;        /* as the user gave it, for messages */
+    char *final, *tmp;       /* NULL when written directly (not a regular file) */
+};
+int out_open(struct out_file *o, const char *path);
+int out_close(struct out_file *o, int ok);
+
 #endif

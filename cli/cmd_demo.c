@@ -11,6 +11,7 @@
 #include "target.h"
 
 #include "streamfat/decode.h"
+#include "streamfat/filebd.h"
 #include "streamfat/log.h"
 
 #include <errno.h>
@@ -30,11 +31,12 @@ static const char help[] =
 "  streamfat demo - the logger at work on an image file\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat demo [-o IMAGE]\n"
+"  streamfat demo [-f] [-o IMAGE]\n"
 "\n"
 "DESCRIPTION\n"
-"  Creates a 64 MiB sparse image (demo.img in the current directory; an existing one is\n"
-"  replaced), formats it exFAT, and logs a synthetic vehicle into it: four motor drives\n"
+"  Creates a 64 MiB sparse image (demo.img in the current directory; an existing file\n"
+"  there is replaced only when it is a previous demo image - 64 MiB, exFAT, label DEMO -\n"
+"  or with -f), formats it exFAT, and logs a synthetic vehicle into it: four motor drives\n"
 "  (CAN ids 0x181-0x184) at 1 kHz and a steering wheel (0x025) at 100 Hz for 3 seconds,\n"
 "  files rotated every second. Then the writer is held for a moment while a diagnostic\n"
 "  burst (0x7E0) floods the deliberately small ring (64 KiB): records are dropped, counted,\n"
@@ -50,6 +52,7 @@ static const char help[] =
 "\n"
 "OPTIONS\n"
 "  -o, --image IMAGE  the image file to create instead of ./demo.img\n"
+"  -f, --force        replace IMAGE even when it is not a previous demo image\n"
 "  -h, --help         show this help\n"
 "\n"
 "EXAMPLES\n"
@@ -60,8 +63,32 @@ static const char help[] =
 "  0 everything went as designed, 1 something did not (the message says what), 2 wrong\n"
 "  usage.\n";
 
+/* A previous demo image: 64 MiB, exFAT, label DEMO (what this command makes). Opened
+ * read-only; anything that does not mount is not one. */
+static int is_demo_image(const char *path)
+{
+    static uint8_t cache[3 * 4096] __attribute__((aligned(4096)));
+    struct sf_filebd fb;
+    struct sf_vol vol;
+    struct sf_vol_info vi;
+    int yes = 0;
+
+    if (sf_filebd_open(&fb, path, SF_FILEBD_RDONLY, 0, 0))
+        return 0;
+    struct sf_vol_cfg cfg = { .bd = &fb.bd, .buf = cache, .buf_size = sizeof cache,
+                              .flags = SF_VOL_RDONLY };
+    if (fb.bytes == (64u << 20) && sf_mount(&vol, &cfg) == 0) {
+        yes = sf_vol_info(&vol, &vi) == 0 && vi.fs_type == SF_FS_EXFAT &&
+              strcmp(vi.label, "DEMO") == 0;
+        sf_unmount(&vol);
+    }
+    sf_filebd_close(&fb);
+    return yes;
+}
+
 static const struct option longopts[] = {
     { "image", required_argument, NULL, 'o' },
+    { "force", no_argument, NULL, 'f' },
     CLI_LONGOPTS_END,
 };
 
@@ -411,7 +438,7 @@ out:
 int cmd_demo(int argc, char **argv)
 {
     struct mkfs_args a;
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:h", longopts, help, 0);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:fh", longopts, help, 0);
     struct target t;
     struct sf_log_stats st;
     struct sf_hist dev;
@@ -420,11 +447,14 @@ int cmd_demo(int argc, char **argv)
     struct sf_stat s;
     const char *image = "demo.img";
     uint8_t *dbuf;
-    int c, err, rc = CLI_ERR;
+    int c, err, rc = CLI_ERR, force = 0;
 
-    while ((c = cli_getopt(&cl)) > 0)
+    while ((c = cli_getopt(&cl)) > 0) {
         if (c == 'o')
             image = optarg;
+        else if (c == 'f')
+            force = 1;
+    }
     if (c < 0)
         return cl.status;
     if (cli_args(argc, argv, 0, NULL))
@@ -435,6 +465,11 @@ int cmd_demo(int argc, char **argv)
         if (stat(image, &hs) == 0) {
             if (!S_ISREG(hs.st_mode)) {
                 cli_err("%s: exists and is not a regular file", image);
+                return CLI_ERR;
+            }
+            if (!force && !is_demo_image(image)) {
+                cli_err("%s: exists and is not a previous demo image; not replaced (use -f)",
+                        image);
                 return CLI_ERR;
             }
             if (unlink(image)) {

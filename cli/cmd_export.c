@@ -519,6 +519,7 @@ static void report_skipped(const struct job *j)
 struct input {
     int fd;                        /* -1 for a volume file */
     struct sf_file *f;
+    int complete;                  /* export_one wrote the output to its end (damage or not) */
 };
 
 static sf_ssize_t read_input(void *ctx, void *buf, size_t n)
@@ -641,6 +642,7 @@ static int export_one(const struct opts *o, const char *src, struct input *in, F
                 src, j->x.clamped, o->w->name);
     if (j->malformed)
         cli_err("%s: %" PRIu64 " malformed CAN records skipped", src, j->malformed);
+    in->complete = !rc;
     (void)damage;
     if (!rc && report_damage(j))
         rc = CLI_ERR;
@@ -653,24 +655,21 @@ static int export_one(const struct opts *o, const char *src, struct input *in, F
 
 /* ---- outputs ------------------------------------------------------------------------- */
 
-static FILE *open_out(const char *path)
+/* A file output replaces an existing file only once it is complete (cli/outfile.c). */
+static FILE *open_out(struct out_file *of, const char *path)
 {
-    FILE *f = fopen(path, "w");
-
-    if (!f) {
-        cli_err("%s: %s", path, strerror(errno));
+    if (out_open(of, path))
         return NULL;
-    }
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
-    return f;
+    setvbuf(of->f, NULL, _IOFBF, 1 << 20);
+    return of->f;
 }
 
-static int close_out(FILE *f, const char *name)
+static int close_out(FILE *f, struct out_file *of, int complete, const char *name)
 {
+    if (f != stdout)
+        return out_close(of, complete);
     int c = fflush(f);
 
-    if (f != stdout && fclose(f))
-        c = EOF;
     if (c) {
         cli_err("%s: write failed: %s", name, strerror(errno));
         return CLI_ERR;
@@ -699,7 +698,8 @@ static int export_vol_file(struct walk *w, const char *path, const char *rel)
     size_t n = strlen(rel);
     char *out_path = malloc(strlen(w->outdir) + n + 16);
     struct sf_file f;
-    struct input in = { -1, &f };
+    struct input in = { -1, &f, 0 };
+    struct out_file of;
     FILE *out;
     int err, rc;
 
@@ -713,13 +713,13 @@ static int export_vol_file(struct walk *w, const char *path, const char *rel)
         free(out_path);
         return CLI_ERR;
     }
-    if (!(out = open_out(out_path))) {
+    if (!(out = open_out(&of, out_path))) {
         sf_close(&f);
         free(out_path);
         return CLI_ERR;
     }
     rc = export_one(w->o, path, &in, out, out_path, 0);
-    if (close_out(out, out_path))
+    if (close_out(out, &of, in.complete, out_path))
         rc = CLI_ERR;
     sf_close(&f);
     printf("%s -> %s%s\n", path, out_path, rc ? " (with errors)" : "");
@@ -816,8 +816,9 @@ int cmd_export(int argc, char **argv)
                                   CLI_OPT_PARTITION);
     const char *out_path = NULL;
     uint32_t partition;
-    int c, rc, nargs, all = 0;
+    int c, rc, nargs, all = 0, complete = 0;
     uint64_t v;
+    struct out_file of;
     FILE *out;
 
     memset(&o, 0, sizeof o);
@@ -901,7 +902,7 @@ int cmd_export(int argc, char **argv)
         return cli_usage("--partition needs TARGET PATH");
 
     out = stdout;
-    if (out_path && !(out = open_out(out_path)))
+    if (out_path && !(out = open_out(&of, out_path)))
         return CLI_ERR;
     if (!out_path)
         setvbuf(out, NULL, _IOFBF, 1 << 20);
@@ -909,20 +910,21 @@ int cmd_export(int argc, char **argv)
     if (nargs == 1) {
         const char *file = argv[optind];
         int is_stdin = strcmp(file, "-") == 0;
-        struct input in = { is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC), NULL };
+        struct input in = { is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC), NULL, 0 };
         if (in.fd < 0) {
             cli_err("%s: %s", file, strerror(errno));
             rc = CLI_ERR;
         } else {
             rc = export_one(&o, is_stdin ? "standard input" : file, &in, out,
                             out_path ? out_path : "standard output", 1);
+            complete = in.complete;
             if (!is_stdin)
                 close(in.fd);
         }
     } else {
         struct target t;
         struct sf_file f;
-        struct input in = { -1, &f };
+        struct input in = { -1, &f, 0 };
         const char *path = argv[optind + 1];
         int err;
         if (target_open(&t, argv[optind], TARGET_RDONLY, partition)) {
@@ -934,13 +936,14 @@ int cmd_export(int argc, char **argv)
             } else {
                 rc = export_one(&o, path, &in, out, out_path ? out_path : "standard output",
                                 1);
+                complete = in.complete;
                 sf_close(&f);
             }
             if (target_close(&t))
                 rc = CLI_ERR;
         }
     }
-    if (close_out(out, out_path ? out_path : "standard output"))
+    if (close_out(out, &of, complete, out_path ? out_path : "standard output"))
         rc = CLI_ERR;
     return rc;
 }

@@ -43,6 +43,13 @@ static const char help[] =
 "  (or ends in '/'), the file goes into it under the name of SRC. An existing file is not\n"
 "  overwritten unless -f is given.\n"
 "\n"
+"  With -f over an existing file, the new copy is written under a temporary name in the\n"
+"  same directory ('.NAME.sftmp') and takes the place of the old one only when it is\n"
+"  complete: on any failure, interrupt or power cut the old file stays as it was, and\n"
+"  'streamfat fsck --repair' removes a temporary file a cut left behind. The volume must\n"
+"  hold both copies meanwhile: when its free space cannot, -f refuses before writing\n"
+"  (remove the old file first).\n"
+"\n"
 "  The copy takes the streaming write path: the target is opened with O_DIRECT (where the\n"
 "  host file system refuses it, e.g. tmpfs, buffered I/O is used and a note says so), SRC\n"
 "  is read in --bs blocks that go to the device straight from memory with --qd requests\n"
@@ -52,12 +59,13 @@ static const char help[] =
 "\n"
 "  On error (no space, file too large, I/O), or when interrupted (Ctrl-C, SIGTERM), the\n"
 "  partly written file is removed and the volume is unmounted cleanly; with --keep-partial\n"
-"  it is closed at what was written instead (a whole number of --bs blocks) and kept.\n"
+"  it is closed at what was written instead (a whole number of --bs blocks) and kept (with\n"
+"  -f over an existing file: under its temporary name, the old file untouched).\n"
 "  FAT32 and FAT16 files end at 4 GiB - 1 bytes: a larger regular file is refused before\n"
 "  anything is written (\"file too large\"); standard input fails when it gets there.\n"
 "\n"
 "OPTIONS\n"
-"  -f, --force      overwrite an existing file\n"
+"  -f, --force      replace an existing file (the old one stays until the new one is whole)\n"
 "  --bs SIZE        request size, a multiple of 4K from 4K to 64M (default 1M)\n"
 "  --qd N           requests in flight, 1..64 (default 4)\n"
 "  --no-direct      buffered I/O on the target (no O_DIRECT)\n"
@@ -75,6 +83,34 @@ static const char help[] =
 "\n"
 "EXIT STATUS\n"
 "  0 success, 1 error (exists, no space, file too large, I/O), 2 wrong usage.\n";
+
+/* The temporary name of a replace: ".NAME.sftmp" beside NAME (docs/DESIGN.md, "Replacing a
+ * file"; the checker removes such files, src/check/leftover.c). NAME is cut, at a UTF-8
+ * character boundary, so that the result stays within 255 characters. */
+#define TMP_SUFFIX ".sftmp"
+#define TMP_NAME_MAX 255u
+
+static char *temp_path(const char *dest)
+{
+    const char *slash = strrchr(dest, '/');
+    size_t dl = slash ? (size_t)(slash - dest + 1) : 0, nl = strlen(dest + dl);
+    size_t room = TMP_NAME_MAX - 1 - (sizeof TMP_SUFFIX - 1);
+    char *p;
+
+    if (nl > room) {
+        nl = room;
+        while (nl > 0 && ((unsigned char)dest[dl + nl] & 0xC0) == 0x80)
+            nl--;
+    }
+    p = malloc(dl + 1 + nl + sizeof TMP_SUFFIX);
+    if (!p)
+        return NULL;
+    memcpy(p, dest, dl);
+    p[dl] = '.';
+    memcpy(p + dl + 1, dest + dl, nl);
+    memcpy(p + dl + 1 + nl, TMP_SUFFIX, sizeof TMP_SUFFIX);
+    return p;
+}
 
 enum { OPT_BS = 256, OPT_QD, OPT_NO_DIRECT, OPT_NO_URING, OPT_KEEP };
 
@@ -314,6 +350,60 @@ static void report(const struct target *t, const struct sf_stream_stats *st,
             o->qd, st->data_requests, st->extents, st->checkpoints);
 }
 
+/* Before a replace: the temporary name (*tmp), a temporary file an earlier cut left there
+ * removed, and the free space checked: the old file stays until the new one is whole, so
+ * both must fit. Non-zero after printing an error. */
+static int prepare_replace(struct target *t, const char *dest, int src_regular,
+                           uint64_t src_size, char **tmp)
+{
+    struct sf_vol_info vi;
+    struct sf_stat st;
+    uint64_t stale = 0;
+    int64_t fc;
+    int err, have_stale;
+
+    if (!(*tmp = temp_path(dest))) {
+        cli_err("out of memory");
+        return -1;
+    }
+    err = sf_stat(&t->vol, *tmp, &st);
+    if (err == 0 && (st.attr & SF_ATTR_DIR)) {
+        cli_err("%s: %s: is a directory; it is in the way of the temporary copy", t->path,
+                *tmp);
+        return -1;
+    }
+    if (err && err != SF_ENOENT) {
+        cli_err("%s: %s: %s", t->path, *tmp, sf_strerror(err));
+        return -1;
+    }
+    have_stale = err == 0;
+    if (have_stale)
+        stale = st.alloc_size;
+    if (src_regular) {
+        if ((err = sf_vol_info(&t->vol, &vi)) ||
+            (fc = sf_vol_free_clusters(&t->vol)) < 0) {
+            cli_err("%s: %s", t->path, sf_strerror(err ? err : (int)fc));
+            return -1;
+        }
+        uint64_t cs = vi.cluster_size, avail = (uint64_t)fc * cs + stale;
+        uint64_t need = (src_size + cs - 1) / cs * cs;
+        if (need > avail) {
+            cli_err("%s: %s: not enough free space for the new copy beside the old one "
+                    "(%" PRIu64 " bytes needed, %" PRIu64 " free); nothing written: remove "
+                    "the old file first", t->path, dest, need, avail);
+            return -1;
+        }
+    }
+    if (have_stale) {
+        if ((err = sf_unlink(&t->vol, *tmp))) {
+            cli_err("%s: %s: cannot remove an old temporary copy: %s", t->path, *tmp,
+                    sf_strerror(err));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int cmd_put(int argc, char **argv)
 {
     struct put_opts o;
@@ -321,11 +411,11 @@ int cmd_put(int argc, char **argv)
     struct sf_stream *s = NULL;
     struct sf_stream_cfg scfg;
     uint32_t flags;
-    const char *src, *path, *shown_src;
-    char *dest = NULL;
+    const char *src, *path, *shown_src, *wpath;
+    char *dest = NULL, *tmp = NULL;
     uint8_t **bufs = NULL, *work = NULL;
     uint64_t src_size = 0;
-    int src_regular = 0, rc = CLI_ERR, err, fd = -1, created = 0, read_errno = 0;
+    int src_regular = 0, rc = CLI_ERR, err, fd = -1, created = 0, read_errno = 0, replace = 0;
     double t0;
 
     if ((err = parse_opts(argc, argv, &o)))
@@ -378,12 +468,17 @@ int cmd_put(int argc, char **argv)
             cli_err("%s: %s: %s", t.path, dest, sf_strerror(err));
             goto out;
         }
+        replace = err == 0;
     }
     if (src_regular && src_size > FAT_MAX_FILE && t.vol.fs_type != SF_FS_EXFAT) {
         cli_err("%s: %s: file too large: %s files end at 4 GiB - 1 bytes", t.path, dest,
                 cli_fs_name(t.vol.fs_type));
         goto out;
     }
+
+    if (replace && prepare_replace(&t, dest, src_regular, src_size, &tmp))
+        goto out;
+    wpath = replace ? tmp : dest;
 
     bufs = calloc(o.qd, sizeof *bufs);
     s = malloc(sizeof *s);
@@ -397,8 +492,8 @@ int cmd_put(int argc, char **argv)
 
     memset(&scfg, 0, sizeof scfg);
     scfg.queue_depth = o.qd;          /* checkpoint only at close: no bytes, no time */
-    scfg.flags = o.force ? SF_STREAM_REPLACE : 0;
-    err = sf_stream_open(&t.vol, s, dest, &scfg, work, WORK_BYTES);
+    scfg.flags = o.force && !replace ? SF_STREAM_REPLACE : 0;
+    err = sf_stream_open(&t.vol, s, wpath, &scfg, work, WORK_BYTES);
     if (err) {
         cli_err("%s: %s: cannot create: %s", t.path, dest, sf_strerror(err));
         goto out;
@@ -407,15 +502,15 @@ int cmd_put(int argc, char **argv)
 
     t0 = mono_s();
     err = copy_stream(s, fd, bufs, &o, &read_errno);
+    const char *gone = !o.keep ? "partial file removed"
+                     : replace ? "partial file kept under its temporary name" : "partial file kept";
     if (err == COPY_INTERRUPTED)
-        cli_err("%s: %s: interrupted; %s", t.path, dest,
-                o.keep ? "partial file kept" : "partial file removed");
+        cli_err("%s: %s: interrupted; %s", t.path, dest, gone);
     else if (err == COPY_READ_ERR)
         cli_err("%s: read failed: %s", shown_src, strerror(read_errno));
     else if (err == SF_ENOSPC)
         cli_err("%s: %s: no space left on the volume after %" PRIu64 " bytes; %s", t.path,
-                dest, sf_stream_stats(s)->bytes_accepted,
-                o.keep ? "partial file kept" : "partial file removed");
+                dest, sf_stream_stats(s)->bytes_accepted, gone);
     else if (err == SF_EFBIG)
         cli_err("%s: %s: file too large: %s files end at 4 GiB - 1 bytes", t.path, dest,
                 cli_fs_name(t.vol.fs_type));
@@ -429,13 +524,18 @@ int cmd_put(int argc, char **argv)
             rc = CLI_OK;
         else if (o.keep && !cerr)
             created = 0;                  /* closed at what was written: keep it */
+        if (rc == CLI_OK && replace && (err = sf_replace(&t.vol, tmp, dest))) {
+            cli_err("%s: %s: could not put the new copy in place of the old one: %s", t.path,
+                    dest, sf_strerror(err));
+            rc = CLI_ERR;
+        }
     }
     if (o.verbose)
         report(&t, sf_stream_stats(s), &o, mono_s() - t0);
 
 out:
     if (rc != CLI_OK && created) {
-        err = sf_unlink(&t.vol, dest);
+        err = sf_unlink(&t.vol, wpath);
         if (err && err != SF_ENOENT)
             cli_err("%s: %s: could not remove the partial file: %s", t.path, dest,
                     sf_strerror(err));
@@ -452,6 +552,7 @@ out_src:
     free(work);
     free(s);
     free(dest);
+    free(tmp);
     if (interrupted) {
         signal(interrupted, SIG_DFL);
         raise(interrupted);

@@ -266,6 +266,11 @@ int sf_unlink(struct sf_vol *v, const char *path);
 int sf_rmdir(struct sf_vol *v, const char *path);
 /* Rename or move; refuses an existing target (SF_EEXIST), and moving a directory into itself. */
 int sf_rename(struct sf_vol *v, const char *from, const char *to);
+/* Replace the file `to` by the file `from` (both regular files, neither open): `to` keeps its
+ * name, attributes and creation time and takes `from`'s clusters, size and modification
+ * time; `from` is gone and `to`'s old clusters are freed. After a power cut at any write,
+ * `to` holds its old or its new contents, whole; clusters of the other may be leaked. */
+int sf_replace(struct sf_vol *v, const char *from, const char *to);
 
 int sf_opendir(struct sf_vol *v, struct sf_dir *d, const char *path);
 /* 1 with *st filled, 0 at the end, or an error. */

@@ -639,6 +639,14 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
         }
     }
     int isdir = (ld_le16(s.e + EXDE_FILE_ATTR) & 0x10) != 0;
+    const char *leftover = chk_leftover(name, nl, isdir, ld_le64(se + EXDE_DATA_LENGTH));
+    if (leftover) {                     /* leftover.c: removed before its chain is walked */
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "%s: removed", leftover) &&
+            !(err = xset_delete(k, &s, s.n)))
+            chk_repaired(k);
+        chk_path_pop(k, saved);
+        return err;
+    }
     if (isdir)
         k->r->dirs++;
     else
@@ -687,6 +695,15 @@ static int check_set(struct chk *k, struct xctx *x, struct chk_dir *d, uint32_t 
                 chk_repaired(k);
         chk_path_pop(k, saved);
         return err == 1 ? 0 : err;
+    }
+    if (changed && k->repair && !isdir &&
+        (leftover = chk_leftover(name, nl, 0, ld_le64(se + EXDE_DATA_LENGTH)))) {
+        /* a repair emptied a log file: removed in the same pass (leftover.c) */
+        if (chk_report(k, SF_CHK_ENTRY, 1, 0, "%s: removed", leftover) &&
+            !(err = xset_delete(k, &s, s.n)))
+            chk_repaired(k);
+        chk_path_pop(k, saved);
+        return err;
     }
     if (changed && k->repair) {
         st_le16(s.e + EXDE_FILE_SET_CHECKSUM, set_sum(s.e, s.n));

@@ -113,6 +113,36 @@ static int lfn_drop(struct chk *k, struct fctx *f, const char *why)
 static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
                     uint32_t depth);
 
+/* Remove a leftover (leftover.c): the 8.3 entry first, then its long name. */
+static int drop_leftover(struct chk *k, struct fctx *f, uint64_t lba, uint32_t off,
+                         const char *why)
+{
+    int err = 0;
+    if (chk_report(k, SF_CHK_ENTRY, 1, 0, "%s: removed", why)) {
+        uint8_t *sec;
+        for (uint32_t i = 0; i <= f->lfn_n && !err; i++) {
+            if (!(err = chk_dsec(k, i ? f->lfn_lba[i - 1] : lba, &sec))) {
+                sec[i ? f->lfn_off[i - 1] : off] = DIR_FREE;
+                err = chk_dsec_put(k);
+            }
+        }
+        if (!err)
+            chk_repaired(k);
+    }
+    return err;
+}
+
+/* After check_entry: a log file whose size a repair cut to 0 is a leftover now; removed in
+ * the same pass, so that a second check finds nothing. */
+static const char *chk_leftover_after(struct chk *k, const uint16_t *name, uint32_t nl,
+                                      uint64_t lba, uint32_t off)
+{
+    uint8_t *sec;
+    if (chk_dsec(k, lba, &sec) || (sec[off + DIR_ATTR] & ATTR_DIRECTORY) || sec[off] == DIR_FREE)
+        return NULL;
+    return chk_leftover(name, nl, 0, ld_le32(sec + off + DIR_FILE_SIZE));
+}
+
 /* Patch the 8.3 entry at (lba, off): first cluster and size. */
 static int patch_entry(struct chk *k, uint64_t lba, uint32_t off, uint32_t first, uint32_t size)
 {
@@ -602,10 +632,27 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 return err;
             chk_repaired(k);
         }
+        const char *leftover = chk_leftover(name, nl, (e[DIR_ATTR] & ATTR_DIRECTORY) != 0,
+                                            ld_le32(e + DIR_FILE_SIZE));
+        if (leftover) {                 /* leftover.c: removed before its chain is walked */
+            err = drop_leftover(k, &f, lba, off, leftover);
+            f.lfn_n = 0;
+            chk_path_pop(k, saved);
+            if (err)
+                return err;
+            continue;
+        }
+        uint32_t lfn_n = f.lfn_n;
         f.lfn_n = 0;
         k->lfn_is_log = chk_is_log_name(name, nl);
         k->dot_parent = self;
         err = check_entry(k, e, lba, off, depth);
+        if (!err && k->repair && ld_le32(e + DIR_FILE_SIZE) &&
+            (leftover = chk_leftover_after(k, name, nl, lba, off))) {
+            f.lfn_n = lfn_n;            /* a repair emptied a log file: leftover.c */
+            err = drop_leftover(k, &f, lba, off, leftover);
+            f.lfn_n = 0;
+        }
         chk_path_pop(k, saved);
         if (err)
             return err;

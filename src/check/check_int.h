@@ -3,6 +3,7 @@
  *   check_exfat.c   exFAT: boot region, up-case table, entry sets, bitmap
  *   check_fat.c     FAT12/16/32: BPB, FAT copies, dirty bits, 8.3 + LFN entries
  *   recover.c       log blocks past a .SFL file's recorded end
+ *   leftover.c      temporary files of a replace, empty log files: removed by repair
  *
  * The checker reads the device directly (it does not mount: a volume mount refuses is still
  * checked) and keeps one bit per cluster in the caller's memory: set when the cluster is
@@ -182,5 +183,10 @@ int chk_recover(struct chk *k, int (*set_size)(struct chk *k, struct chk_cand *c
 int chk_cut_tails(struct chk *k);
 /* Is the file name (UTF-16) a log file (ends in ".SFL", any case)? */
 int chk_is_log_name(const uint16_t *name, uint32_t len);
+
+/* ---- leftover.c ---- */
+/* A file only an interruption leaves behind, which repair removes: why (static text), or
+ * NULL for any other entry. */
+const char *chk_leftover(const uint16_t *name, uint32_t len, int isdir, uint64_t size);
 
 #endif

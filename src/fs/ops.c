@@ -6,7 +6,10 @@
  * - mkdir: cluster allocated and zeroed, then the entry set written (a cut leaks a cluster);
  * - unlink: entry set marked unused (file entry first), then clusters freed (a cut leaks);
  * - rename: the new set is written before the old one is deleted. A cut in between leaves
- *   two names for the same clusters, which a checker reports; the data is never lost. */
+ *   two names for the same clusters, which a checker reports; the data is never lost;
+ * - replace: the source's entry removed, the target's entry pointed at the source's clusters
+ *   in one sector write, then the target's old clusters freed (docs/DESIGN.md, "Replacing a
+ *   file"). */
 #include "fs/fs.h"
 #include "util/utf.h"
 
@@ -178,6 +181,40 @@ int sf_rename(struct sf_vol *v, const char *from, const char *to)
         err = dir_remove(v, &a.d.loc);
     if (!err && is_dir && b.parent.first != a.parent.first)
         err = dir_reparent(v, &a.d.ch, &b.parent);
+    int e = vol_end_write(v);
+    return err ? err : e;
+}
+
+/* Each step is flushed before the next, so the device cannot reorder them: a cut leaves `to`
+ * with its old or its new clusters (never both entries on one chain), and the clusters of
+ * whichever lost are leaks a checker frees. */
+int sf_replace(struct sf_vol *v, const char *from, const char *to)
+{
+    struct pathres a, b;
+    int err;
+    if (!v || v->fs_type == SF_FS_NONE || !from || !to)
+        return SF_EINVAL;
+    if (!SF_HAVE_WRITE || v->rdonly)
+        return SF_EROFS;
+    if ((err = path_resolve(v, from, 0, &a)) || (err = path_resolve(v, to, 0, &b)))
+        return err;
+    if (!a.name_len || !b.name_len)
+        return SF_EPERM;
+    if (!a.found || !b.found)
+        return SF_ENOENT;
+    if ((a.d.attr | b.d.attr) & SF_ATTR_DIR)
+        return SF_EISDIR;
+    if (b.d.loc.lba[0] == a.d.loc.lba[0] && b.d.loc.off == a.d.loc.off)
+        return SF_EINVAL;
+    if (open_file_at(v, &a.d.loc) || open_file_at(v, &b.d.loc))
+        return SF_EBUSY;
+    if ((err = vol_begin_write(v)))
+        return err;
+    if (!(err = dir_remove(v, &a.d.loc)) && !(err = vol_flush(v)) &&
+        !(err = dir_update(v, &b.d.loc, UINT32_MAX, &a.d.ch, a.d.data_length,
+                           a.d.valid_length, a.d.mtime, 1)) &&
+        !(err = vol_flush(v)) && b.d.ch.first)
+        err = chain_free(v, &b.d.ch, (uint32_t)(b.d.ch.size >> v->cluster_shift));
     int e = vol_end_write(v);
     return err ? err : e;
 }
