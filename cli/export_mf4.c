@@ -93,6 +93,7 @@ struct mf4 {
     uint8_t *blk;                  /* a DL or MD block being built */
     uint64_t pos;                  /* file offset of the next byte written */
     uint64_t start;                /* HD start time, ns */
+    int started;                   /* start is the first record's time */
     uint64_t ev_last;              /* the last EV written (its next link is patched) */
     uint64_t ev_first;
     uint8_t chan_used[256];        /* streamfat channels that carried frames */
@@ -409,9 +410,7 @@ static int mf4_begin(struct export_ctx *x)
                                      .nmembers = 6, .rec = MF4_REC_RTR_SIZE };
     m->g[G_ERROR] = (struct group){ .name = "CAN_ErrorFrame", .members = frame_members,
                                     .nmembers = 10, .rec = MF4_REC_FRAME_SIZE };
-    /* Whole microseconds: asammdf (and python-can through it) read the start as a
-     * datetime, which holds no finer. */
-    m->start = x->log_start - x->log_start % 1000u;
+    m->start = x->log_start - x->log_start % 1000u;   /* until the first record */
     m->blk = malloc(MF4_HDR_SIZE + 16u * (DL_MAX + 1) + MD_MAX);
     if (!m->blk)
         return -1;
@@ -449,15 +448,29 @@ static const uint8_t len_to_dlc[65] = {
     14, 14, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
 };
 
+/* The HD start is the first exported record's time (a replayed log's header holds the time
+ * of the replay, years away from its frames), in whole microseconds: asammdf (and
+ * python-can through it) read it as a datetime, which holds no finer. Offsets from it stay
+ * small, so a float64 keeps them to the nanosecond. */
+static void first_record(struct mf4 *m, uint64_t ts)
+{
+    if (!m->started) {
+        m->started = 1;
+        m->start = ts - ts % 1000u;
+    }
+}
+
 static int mf4_can(struct export_ctx *x, const struct sf_rec *r, const struct sf_can *c)
 {
     struct mf4 *m = x->priv;
     struct group *g;
     uint8_t *p;
-    double t = (double)(int64_t)(r->ts - m->start) / 1e9;
+    double t;
     uint32_t id = c->id | ((c->flags & SF_CAN_EFF) ? MF4_ID_EXT : 0);
     uint8_t len = c->len > 64 ? 64 : c->len;
 
+    first_record(m, r->ts);
+    t = (double)(int64_t)(r->ts - m->start) / 1e9;
     if (c->flags & SF_CAN_ERR)
         g = &m->g[G_ERROR];
     else if (c->flags & SF_CAN_RTR)
@@ -492,6 +505,7 @@ static int mf4_other(struct export_ctx *x, const struct sf_rec *r)
     char name[64], *md = (char *)m->blk;
     size_t n;
 
+    first_record(m, r->ts);
     if (r->type == SF_REC_DROP && r->length >= 24) {
         uint64_t count = ld_le64(r->body), first = ld_le64(r->body + 8),
                  last = ld_le64(r->body + 16);
