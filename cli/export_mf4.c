@@ -479,7 +479,11 @@ static int mf4_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
         g = &m->g[G_DATA];
     if (!(p = new_record(x, m, g)))
         return -1;
-    memcpy(p + MF4_REC_TIME, &t, 8);   /* the host is little-endian (le.h's stores agree) */
+    {
+        uint64_t bits;
+        memcpy(&bits, &t, 8);          /* IEEE 754 double, stored little-endian */
+        st_le64(p + MF4_REC_TIME, bits);
+    }
     p[MF4_REC_BUS_CHANNEL] = bus_channel(x, r->channel);
     st_le32(p + MF4_REC_ID, id);
     p[MF4_REC_IDE] = (c->flags & SF_CAN_EFF) ? 1 : 0;

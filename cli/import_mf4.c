@@ -123,6 +123,7 @@ struct mf4_reader {
     uint64_t start_ns;
     struct src *src[MAX_SRC];
     unsigned nsrc;
+    uint64_t spent;                /* data bytes produced by all streams (DZ: unzipped) */
     uint8_t *tmp;                  /* zipped bytes / transposition */
     size_t tmpcap;
 };
@@ -150,6 +151,8 @@ static int rd(struct mf4_reader *r, uint64_t off, void *buf, size_t n)
     if (off > r->size || n > r->size - off)
         return bad(r, off, "%zu bytes past the end of the file (%" PRIu64 " bytes)", n,
                    r->size);
+    if (n == 0)
+        return 0;
     if (r->mem) {
         memcpy(buf, r->mem + off, n);
         return 0;
@@ -256,6 +259,15 @@ static int stream_block(struct mf4_reader *r, struct stream *st, uint64_t off)
     st->visited += b.len;
     if (st->visited > r->size)
         return bad(r, off, "data blocks listed more than once (a link loop?)");
+    /* All streams together produce at most 64 times the file's bytes (plus one largest
+     * DZ block): a valid file reads each block once per stream, a DZ listed over and over
+     * or VLSD offsets that keep going backwards (each rereads the signal data from its
+     * start) would otherwise turn a small file into hours of inflating. */
+    if (strcmp(b.id, "DZ") != 0)
+        r->spent += b.len;        /* a DZ counts its unzipped bytes below */
+    if (r->spent > 64 * r->size + DZ_MAX)
+        return bad(r, off, "data read more than 64 times over (a link loop, or VLSD "
+                   "offsets going backwards?)");
     st->blk_pos = 0;
     st->win_len = 0;
     st->win_at = 0;
@@ -301,11 +313,15 @@ static int stream_block(struct mf4_reader *r, struct stream *st, uint64_t off)
         }
         if (rd(r, off + MF4_HDR_SIZE + 8 * b.links + MF4_DZ_DATA, r->tmp, (size_t)zlen))
             return -1;
+        r->spent += org;
+        if (r->spent > 64 * r->size + DZ_MAX)
+            return bad(r, off, "data read more than 64 times over (a link loop, or VLSD "
+                       "offsets going backwards?)");
         got = (uLongf)org;
         if (uncompress(st->z, &got, r->tmp, (uLong)zlen) != Z_OK || got != org)
             return bad(r, off, "DZ block does not inflate to its %" PRIu64 " bytes", org);
         cols = ld_le32(d + MF4_DZ_ZIP_PARAM);
-        if (d[MF4_DZ_ZIP_TYPE] == MF4_ZIP_TRANSPOSE && cols > 1) {
+        if (d[MF4_DZ_ZIP_TYPE] == MF4_ZIP_TRANSPOSE && cols > 1 && cols <= org) {
             /* Undo the transposition: byte c * rows + r is byte c of record r. */
             rows = org / cols;
             memcpy(r->tmp, st->z, (size_t)(rows * cols));
@@ -493,7 +509,10 @@ static int conversion(struct mf4_reader *r, uint64_t off, double *a, double *b)
     if (d[0] != 1)
         return bad(r, off, "time channel conversion of type %u (only none and linear are "
                    "read)", d[0]);
-    memcpy(v, d + 24, 16);         /* little-endian host, as the writer */
+    for (int i = 0; i < 2; i++) {
+        uint64_t bits = ld_le64(d + 24 + 8 * i);
+        memcpy(&v[i], &bits, 8);
+    }
     *a = v[0];
     *b = v[1];
     return 0;
@@ -524,7 +543,7 @@ static int take_field(struct mf4_reader *r, const struct blk *b, const uint8_t *
     } else if (f->dtype > MF4_DT_FLOAT_BE) {
         return bad(r, b->off, "channel of data type %u where an integer belongs", f->dtype);
     }
-    if ((uint64_t)f->byte_off + (f->bit_off + f->bits + 7) / 8 > rec_size)
+    if ((uint64_t)f->byte_off + ((uint64_t)f->bit_off + f->bits + 7) / 8 > rec_size)
         return bad(r, b->off, "channel of %u bits at byte %u runs past the %u-byte record",
                    f->bits, f->byte_off, rec_size);
     return 0;
@@ -717,10 +736,12 @@ static int make_frame(struct mf4_reader *r, struct src *s, const struct cgroup *
     memset(fr, 0, sizeof *fr);
     if (g->t.dtype == MF4_DT_FLOAT_LE) {
         if (g->t.bits == 64) {
-            memcpy(&t, rec + g->t.byte_off, 8);
+            uint64_t bits = ld_le64(rec + g->t.byte_off);
+            memcpy(&t, &bits, 8);
         } else {
+            uint32_t bits = ld_le32(rec + g->t.byte_off);
             float x;
-            memcpy(&x, rec + g->t.byte_off, 4);
+            memcpy(&x, &bits, 4);
             t = x;
         }
     } else {
@@ -731,9 +752,9 @@ static int make_frame(struct mf4_reader *r, struct src *s, const struct cgroup *
         t = (g->t.dtype >= MF4_DT_INT_LE) ? (double)(int64_t)v : (double)v;
     }
     t = g->ta + g->tb * t;
-    if (!(t > -1e9 && t < 1e10))   /* NaN too */
+    if (!(t > -1e9 && t < 1e9))    /* NaN too; 31 years either way */
         return bad(r, s->dg, "record %" PRIu64 ": time %g s is not a time", s->nrec, t);
-    f->ts = (uint64_t)((int64_t)r->start_ns + llround(t * 1e9));
+    f->ts = r->start_ns + (uint64_t)llround(t * 1e9);
     id = get_bits(rec, &g->f[F_ID]);
     f->id = (uint32_t)(id & 0x1FFFFFFFu);
     if ((id & MF4_ID_EXT) || (g->f[F_IDE].present && get_bits(rec, &g->f[F_IDE])) ||
@@ -757,11 +778,8 @@ static int make_frame(struct mf4_reader *r, struct src *s, const struct cgroup *
         return 0;
     }
     if (g->kind == K_ERROR) {
-        f->flags = (f->flags & SF_CAN_EFF) | SF_CAN_ERR;
+        f->flags = SF_CAN_ERR;     /* SocketCAN: the class in the id, no EFF */
         f->id = f->id ? f->id : IMP_ERR_CLASS;
-        f->flags &= ~SF_CAN_EFF;
-        if (f->id > 0x7FF)
-            f->flags |= SF_CAN_EFF;
         f->len = 8;
         len = len > 8 ? 8 : len;
     } else {
