@@ -51,6 +51,7 @@ asan: $(ASAN_BUILD)/CMakeCache.txt
 
 deps:
 	bash scripts/deps.sh
+	bash scripts/pyenv.sh
 
 check: deps
 	$(MAKE) asan

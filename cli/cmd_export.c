@@ -60,6 +60,9 @@ static const char export_help[] =
 "  csv-wide  a timestamp column and one column per channel carrying SAMPLE or LATENCY\n"
 "            records; one row per record\n"
 "  raw       the bytes of the SAMPLE records, back to back\n"
+"  mf4       ASAM MDF 4.11, CAN bus logging (CAN_DataFrame, ...), for asammdf, python-can\n"
+"            and Vector's tools; -o FILE (a regular file: not a pipe); DZ blocks\n"
+"            (--mf4-compress 0 writes plain DT blocks)\n"
 "  Records a format has no form for are skipped and counted on standard error.\n"
 "\n"
 "  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
@@ -68,7 +71,7 @@ static const char export_help[] =
 "  sums it up ('damaged: invalid 1, missing 1').\n"
 "\n"
 "OPTIONS\n"
-"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide or raw\n"
+"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw or mf4\n"
 "  -o, --output OUT    write to OUT instead of standard output\n"
 "  --all               export every log on TARGET into the directory DIR\n"
 "  --channel CH        only channel CH: a number (0..255) or its name (can0); repeatable\n"
@@ -83,6 +86,8 @@ static const char export_help[] =
 "                      BLF always count from the start in their header)\n"
 "  --blf-compress N    BLF containers: 0 stored, 1..9 zlib level (default 1: fastest;\n"
 "                      6 makes them about 20% smaller at half the speed)\n"
+"  --mf4-compress N    MF4 data: 0 plain DT blocks, 1..9 zlib level of transposed DZ\n"
+"                      blocks (default 1)\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -99,7 +104,7 @@ static const char export_help[] =
 
 enum {
     OPT_ALL = 256, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
-    OPT_RELATIVE, OPT_BLF_COMPRESS,
+    OPT_RELATIVE, OPT_BLF_COMPRESS, OPT_MF4_COMPRESS,
 };
 
 static const struct option longopts[] = {
@@ -114,11 +119,13 @@ static const struct option longopts[] = {
     { "absolute", no_argument, NULL, OPT_ABSOLUTE },
     { "relative", no_argument, NULL, OPT_RELATIVE },
     { "blf-compress", required_argument, NULL, OPT_BLF_COMPRESS },
+    { "mf4-compress", required_argument, NULL, OPT_MF4_COMPRESS },
     CLI_LONGOPTS_END,
 };
 
 static const struct export_writer *const writers[] = {
     &export_candump, &export_asc, &export_blf, &export_csv, &export_csv_wide, &export_raw,
+    &export_mf4,
 };
 
 /* A time bound: +DURATION from the log's start, or absolute ns. */
@@ -135,7 +142,7 @@ struct opts {
     unsigned nids;
     int id_accept;                 /* some --id accepts (else everything not rejected) */
     struct tbound from, to;
-    int relative, blf_level;
+    int relative, blf_level, mf4_level;
 };
 
 /* Damage counts, in the order of docs/FORMAT.md's reader table and its verdict line. */
@@ -167,6 +174,7 @@ struct job {
     uint64_t records, matched;     /* pass 2: data records, and those the filters kept */
     uint8_t chan_seen[256];
     int not_log;
+    char meta[8192];               /* META records for the writer (export_ctx.meta) */
 };
 
 /* ---- time arguments ----------------------------------------------------------------- */
@@ -329,8 +337,14 @@ static int record(struct job *j, const struct sf_rec *r)
         set_ifname(j, r);
         return 0;
     }
-    if (r->type == SF_REC_META)
+    if (r->type == SF_REC_META) {
+        if (j->pass == 2 && j->x.meta_len + r->length + 1u <= sizeof j->meta) {
+            memcpy(j->meta + j->x.meta_len, r->body, r->length);
+            j->meta[j->x.meta_len + r->length] = '\0';
+            j->x.meta_len += r->length + 1u;
+        }
         return 0;
+    }
     if (!j->have_start)
         set_start(j, r->ts);
     if (r->type == SF_REC_CAN && sf_rec_get_can(r, &c)) {
@@ -599,6 +613,8 @@ static int export_one(const struct opts *o, const char *src, struct input *in, F
                     ftello(out) == 0;
     j->x.relative = o->relative;
     j->x.blf_level = o->blf_level;
+    j->x.mf4_level = o->mf4_level;
+    j->x.meta = j->meta;
     j->x.ifname = (const char (*)[EXPORT_IFNAME_MAX])j->ifname;
     j->x.wide_cols = j->wide_cols;
 
@@ -675,6 +691,21 @@ static int close_out(FILE *f, struct out_file *of, int complete, const char *nam
         return CLI_ERR;
     }
     return 0;
+}
+
+/* MF4 patches its header at the end: the output must be a regular file (standard output
+ * redirected to one will do), never a pipe or a terminal. */
+static int mf4_output_ok(const char *out_path)
+{
+    struct stat st;
+
+    if (out_path ? (stat(out_path, &st) == 0 && !S_ISREG(st.st_mode)) :
+                   (fstat(STDOUT_FILENO, &st) || !S_ISREG(st.st_mode))) {
+        cli_err("mf4 needs a regular file to write to (it seeks back to finish the header): "
+                "use -o FILE");
+        return 0;
+    }
+    return 1;
 }
 
 /* ---- --all ----------------------------------------------------------------------------- */
@@ -824,6 +855,7 @@ int cmd_export(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.w = &export_candump;
     o.blf_level = 1;
+    o.mf4_level = 1;
     while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
         case 'f': {
@@ -833,7 +865,7 @@ int cmd_export(int argc, char **argv)
                     break;
             if (i == sizeof writers / sizeof writers[0])
                 return cli_usage("unknown format '%s' (known: candump, asc, blf, csv, "
-                                 "csv-wide, raw)", optarg);
+                                 "csv-wide, raw, mf4)", optarg);
             o.w = writers[i];
             break;
         }
@@ -878,12 +910,17 @@ int cmd_export(int argc, char **argv)
                 return cli_usage("--blf-compress '%s': expects 0 (stored) to 9", optarg);
             o.blf_level = (int)v;
             break;
+        case OPT_MF4_COMPRESS:
+            if (cli_parse_uint(optarg, 9, &v))
+                return cli_usage("--mf4-compress '%s': expects 0 (plain) to 9", optarg);
+            o.mf4_level = (int)v;
+            break;
         }
     }
     if (c < 0)
         return cl.status;
     partition = cl.partition;
-    if (o.relative && o.w->has_start)
+    if (o.relative && (o.w->has_start || o.w == &export_mf4))
         return cli_usage("--relative does not apply to %s: its times always count from the "
                          "start time in its header", o.w->name);
     nargs = argc - optind;
@@ -902,6 +939,8 @@ int cmd_export(int argc, char **argv)
         return cli_usage("--partition needs TARGET PATH");
 
     out = stdout;
+    if (o.w == &export_mf4 && !mf4_output_ok(out_path))
+        return CLI_ERR;
     if (out_path && !(out = open_out(&of, out_path)))
         return CLI_ERR;
     if (!out_path)

@@ -25,6 +25,10 @@ struct export_ctx {
     int relative;                  /* --relative: timestamps from log_start */
     uint64_t log_start;            /* ns: the file header's start time, else the first record's */
     int blf_level;                 /* 0 stored containers, 1..9 zlib level */
+    int mf4_level;                 /* 0 DT blocks, 1..9 DZ blocks at that zlib level */
+    /* META records (key=value) of the log's header, each NUL-terminated, back to back. */
+    const char *meta;
+    size_t meta_len;
     /* Channel names from CHANNEL records ("" until named). */
     const char (*ifname)[EXPORT_IFNAME_MAX];
     /* csv-wide: the channels that get a column (from the first pass), in channel order. */
@@ -57,6 +61,7 @@ struct export_writer {
 
 extern const struct export_writer export_candump, export_asc, export_blf, export_csv,
     export_csv_wide, export_raw;
+extern const struct export_writer export_mf4;
 
 /* Helpers for the text formats. */
 extern const char export_hexu[16];

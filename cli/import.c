@@ -17,6 +17,7 @@ struct imp_reader {
     enum imp_format fmt;
     struct blf_reader *blf;
     struct asc_reader *asc;
+    struct mf4_reader *mf4;
 };
 
 static int word_at(const uint8_t *p, const uint8_t *end, const char *w)
@@ -35,6 +36,8 @@ enum imp_format imp_detect(const uint8_t *buf, size_t n)
     end = buf + n;
     if (n >= 4 && memcmp(buf, "LOGG", 4) == 0)
         return IMP_BLF;
+    if (n >= 8 && (memcmp(buf, "MDF     ", 8) == 0 || memcmp(buf, "UnFinMF ", 8) == 0))
+        return IMP_MF4;
     if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
         p += 3;                 /* a UTF-8 byte order mark (Windows editors) */
     while (p < end) {
@@ -99,9 +102,11 @@ int imp_open(const char *path, enum imp_format *fmt, struct imp_reader **rp, cha
     r->fmt = *fmt;
     if (*fmt == IMP_BLF)
         r->blf = blf_reader_open(fd, path, err, errlen);
+    else if (*fmt == IMP_MF4)
+        r->mf4 = mf4_reader_open(fd, path, err, errlen);
     else
         r->asc = asc_reader_open(fd, path, err, errlen);
-    if (!r->blf && !r->asc) {
+    if (!r->blf && !r->asc && !r->mf4) {
         free(r);
         return -1;
     }
@@ -111,11 +116,15 @@ int imp_open(const char *path, enum imp_format *fmt, struct imp_reader **rp, cha
 
 int imp_next(struct imp_reader *r, struct imp_frame *fr)
 {
+    if (r->mf4)
+        return mf4_reader_next(r->mf4, fr);
     return r->fmt == IMP_BLF ? blf_reader_next(r->blf, fr) : asc_reader_next(r->asc, fr);
 }
 
 const char *imp_error(const struct imp_reader *r)
 {
+    if (r->mf4)
+        return mf4_reader_error(r->mf4);
     return r->fmt == IMP_BLF ? blf_reader_error(r->blf) : asc_reader_error(r->asc);
 }
 
@@ -127,6 +136,8 @@ void imp_close(struct imp_reader *r)
         blf_reader_close(r->blf);
     if (r->asc)
         asc_reader_close(r->asc);
+    if (r->mf4)
+        mf4_reader_close(r->mf4);
     free(r);
 }
 

@@ -21,7 +21,7 @@
 
 #include "log_sources.h"
 
-enum imp_format { IMP_CANDUMP = 0, IMP_ASC = 1, IMP_BLF = 2 };
+enum imp_format { IMP_CANDUMP = 0, IMP_ASC = 1, IMP_BLF = 2, IMP_MF4 = 3 };
 
 #define IMP_ERR_CLASS 0x00000080u   /* CAN_ERR_BUSERROR: the class of imported error frames */
 
@@ -31,7 +31,7 @@ struct imp_frame {
 };
 
 /* The format of a log from its first bytes (at most the first 4 KiB are looked at):
- * "LOGG" is BLF; a first line (after blank and // comment lines) starting with "date",
+ * "LOGG" is BLF, "MDF     " or "UnFinMF " MF4; a first line (after blank and // comment lines) starting with "date",
  * "base" or "Begin Triggerblock" is ASC; anything else is taken for candump -L. */
 enum imp_format imp_detect(const uint8_t *buf, size_t n);
 
@@ -95,6 +95,15 @@ struct asc_reader *asc_reader_open(int fd, const char *name, char *err, size_t e
 int asc_reader_next(struct asc_reader *r, struct imp_frame *fr);
 const char *asc_reader_error(const struct asc_reader *r);
 void asc_reader_close(struct asc_reader *r);
+
+/* ASAM MDF 4 (import_mf4.c): the CAN bus-logging groups, merged in time order. The reader
+ * follows links, so it needs a regular file; _open_mem reads a buffer (the fuzzer). */
+struct mf4_reader;
+struct mf4_reader *mf4_reader_open(int fd, const char *name, char *err, size_t errlen);
+struct mf4_reader *mf4_reader_open_mem(const uint8_t *p, size_t n, char *err, size_t errlen);
+int mf4_reader_next(struct mf4_reader *r, struct imp_frame *fr);
+const char *mf4_reader_error(const struct mf4_reader *r);
+void mf4_reader_close(struct mf4_reader *r);
 
 /* Local civil time to ns since the epoch, as python's naive datetime.timestamp() does
  * (mktime, the host's TZ). -1 for fields that are not a date; ms < 1000. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the fuzz targets and run each for a while (make fuzz; t_fuzz_smoke in make check).
 #
-#   fuzz/run.sh [TARGET...]          default: fuzz_mount fuzz_decode fuzz_candump
+#   fuzz/run.sh [TARGET...]          default: fuzz_mount fuzz_decode fuzz_candump fuzz_mf4
 #
 # Environment:
 #   FUZZ_BUILD    build directory (default build-fuzz; clang, -DSF_FUZZ=ON)
@@ -24,10 +24,12 @@ seconds=${FUZZ_SECONDS:-600}
 corpus=${FUZZ_CORPUS:-$build/corpus}
 jobs=${FUZZ_JOBS:-2}
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_mount fuzz_decode fuzz_candump)
+((${#targets[@]})) || targets=(fuzz_mount fuzz_decode fuzz_candump fuzz_mf4)
 
 declare -A seed_dir=([fuzz_mount]=mount [fuzz_decode]=decode [fuzz_candump]=candump)
 declare -A max_len=([fuzz_mount]=1048576 [fuzz_decode]=65537 [fuzz_candump]=4096)
+seed_dir[fuzz_mf4]=mf4
+max_len[fuzz_mf4]=65536
 
 if [[ ! -f $build/CMakeCache.txt ]]; then
     cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="${CC_FUZZ:-clang}" -DSF_FUZZ=ON \

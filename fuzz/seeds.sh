@@ -13,6 +13,7 @@
 # OUTDIR/decode  logs from `streamfat log --source gen:can` (block sizes 512, 4K, 16K, one
 #                cut short), each with the control byte 0x01 (fix CRCs) in front
 # OUTDIR/candump candump -L lines: classic, extended, remote, CAN FD, error frames
+# OUTDIR/mf4     those lines logged and exported as MF4: plain DT and transposed DZ blocks
 #
 # SEEDS_QUICK=1 (t_fuzz_smoke): a few of each kind, for a short run on a loaded machine.
 set -euo pipefail
@@ -22,7 +23,7 @@ out=${1:?usage: seeds.sh OUTDIR}
 SF_TESTDATA=${SF_TESTDATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata}
 cap=${SEED_CAP:-1048576}
 quick=${SEEDS_QUICK:-0}
-mkdir -p "$out/mount" "$out/decode" "$out/candump"
+mkdir -p "$out/mount" "$out/decode" "$out/candump" "$out/mf4"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sf-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -179,3 +180,14 @@ can0 321#11.22.33
 123#4455_9
 EOF
 printf '(1.000000) can0 1#\n' > "$out/candump/short"
+
+# MF4: the candump lines above replayed into a log and exported both ways.
+img=$tmp/mf4.img
+"$SF" mkfs -q -t exfat -s 8M "$img" </dev/null
+if "$SF" log -q --source "file:$out/candump/lines" --fast "$img" </dev/null >/dev/null 2>&1; then
+    for level in 0 1; do
+        "$SF" export -f mf4 --mf4-compress $level -o "$out/mf4/lines$level.mf4" "$img" \
+            LOG00001.SFL </dev/null 2>/dev/null || true
+    done
+fi
+rm -f "$img"

@@ -11,7 +11,7 @@ packages=(
     cmake pkg-config gcc make
     dosfstools exfatprogs exfat-fuse fuse3 mtools sleuthkit fio liburing-dev
     clang libclang-rt-14-dev lld gcc-arm-none-eabi libnewlib-arm-none-eabi python3-can xxd zlib1g-dev
-    valgrind
+    valgrind python3-venv
     g++
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
 )

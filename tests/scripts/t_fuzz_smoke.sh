@@ -23,7 +23,7 @@ if ! FUZZ_BUILD="$SF_BUILD/fuzz" FUZZ_SECONDS=$secs FUZZ_CORPUS="$WORK/corpus" S
     fail "a fuzz target failed (see above)"
 fi
 cat "$out"
-for t in fuzz_mount fuzz_decode fuzz_candump; do
+for t in fuzz_mount fuzz_decode fuzz_candump fuzz_mf4; do
     line=$(grep "^$t: " "$out") || fail "$t: no result line"
     execs=$(sed -n 's/^[^,]*, \([0-9]*\) executions.*/\1/p' <<<"$line")
     # a target that runs but never gets past its seeds is broken too
