@@ -14,6 +14,18 @@ run_fsck_fat() {
     fi
 }
 
+# run_fsck_indep FS IMG: the independent checker of FS (exfat, or a FAT type) must find IMG
+# clean. deps.sh installs both checkers; a missing one fails the test rather than passing it.
+run_fsck_indep() {
+    if [[ $1 == exfat ]]; then
+        need_tool fsck.exfat
+        run_fsck_exfat "$2"
+    else
+        need_tool fsck.fat
+        run_fsck_fat "$2"
+    fi
+}
+
 # fsck_fat_at IMG BYTE_OFFSET [SECTOR_SIZE]: run_fsck_fat on the volume at an offset (or with
 # 4096-byte sectors) through a loop device.
 fsck_fat_at() {

@@ -16,15 +16,6 @@ ns="1 2 3 4 5 6 7 8 12 16 24 32 48 64 96 128 192 256 384 512 768 1024 1536 2048 
 head -c 300000 /dev/urandom >"$WORK/payload.bin"
 total_fail=0
 
-indep() {   # FS IMG
-    if [[ $1 == exfat ]]; then
-        command -v fsck.exfat >/dev/null && run_fsck_exfat "$2"
-    else
-        command -v fsck.fat >/dev/null && run_fsck_fat "$2"
-    fi
-    return 0
-}
-
 # after_fault FS IMG WHAT: the volume a failed command left must repair to clean.
 after_fault() {
     local fs=$1 img=$2 what=$3 rc=0
@@ -34,7 +25,7 @@ after_fault() {
     sf fsck --repair "$img" >/dev/null 2>&1 || rc=$?
     ((rc == 0 || rc == 1)) || fail "$what: repair exit $rc"
     sf_ok fsck "$img" >/dev/null
-    indep "$fs" "$img"
+    run_fsck_indep "$fs" "$img"
 }
 
 # sweep FS NAME BASE CMD...: run CMD (with @IMG@ for the image) on copies of BASE.
@@ -63,7 +54,7 @@ sweep() {
         if [[ $name == mkfs ]]; then
             sf_ok mkfs -t "$fs" "$WORK/t.img" >/dev/null
             sf_ok fsck "$WORK/t.img" >/dev/null
-            indep "$fs" "$WORK/t.img"
+            run_fsck_indep "$fs" "$WORK/t.img"
         else
             after_fault "$fs" "$WORK/t.img" "$fs $name fail_at=$n"
         fi

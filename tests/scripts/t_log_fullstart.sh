@@ -11,14 +11,6 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/fatlib.sh"
 need_sf
 
-indep() {   # FS IMG
-    if [[ $1 == exfat ]]; then
-        command -v fsck.exfat >/dev/null && run_fsck_exfat "$2"
-    else
-        command -v fsck.fat >/dev/null && run_fsck_fat "$2"
-    fi
-    return 0
-}
 logs() { timeout 60 "$SF" ls -R "$1" 2>/dev/null | grep -ci '\.sfl$' || true; }
 
 for fs in fat16 fat32 exfat; do
@@ -38,7 +30,7 @@ for fs in fat16 fat32 exfat; do
     n=$(logs "$img")
     ((n == 0)) || fail "$fs: $n log files left by three failed starts"
     sf_ok fsck "$img" >/dev/null
-    indep $fs "$img"
+    run_fsck_indep $fs "$img"
     log "$fs: three failed starts on a full volume, no file left, clean"
 
     # a power cut in a start that fails
@@ -54,7 +46,7 @@ for fs in fat16 fat32 exfat; do
         ((rc == 0 || rc == 1)) || fail "$fs cut=$n: fsck --repair exit $rc"
         ((k = $(logs "$img"), k == 0)) || fail "$fs cut=$n: an empty log file left after repair"
         sf_ok fsck "$img" >/dev/null
-        indep $fs "$img"
+        run_fsck_indep $fs "$img"
     done
 
     # fsck removes empty log files, keeps real ones
@@ -74,7 +66,7 @@ for fs in fat16 fat32 exfat; do
     sf fsck --repair "$img" >/dev/null || rc=$?
     ((rc == 1)) || fail "$fs: fsck --repair: exit $rc"
     sf_ok fsck "$img" >/dev/null
-    indep $fs "$img"
+    run_fsck_indep $fs "$img"
     [[ $(logs "$img") == 1 ]] || fail "$fs: repair did not keep exactly the real log"
     sf_ok export "$img" LOG00001.SFL >/dev/null
     log "$fs: fsck --repair removed 2 empty log files, kept LOG00001.SFL"

@@ -17,15 +17,6 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/fatlib.sh"
 need_sf
 
-indep() {   # FS IMG
-    if [[ $1 == exfat ]]; then
-        command -v fsck.exfat >/dev/null && run_fsck_exfat "$2"
-    else
-        command -v fsck.fat >/dev/null && run_fsck_fat "$2"
-    fi
-    return 0
-}
-
 # content IMG OLD NEW: "old", "new" or "other" (a.bin missing or different).
 content() {
     if ! timeout 60 "$SF" get "$1" a.bin "$WORK/got" >/dev/null 2>&1; then
@@ -49,7 +40,7 @@ repaired() {
     ((rc == 0 || rc == 1)) || fail "$3: fsck --repair exit $rc"
     [[ $(temps "$2") == 0 ]] || fail "$3: a temporary file is left after fsck --repair"
     sf_ok fsck "$2" >/dev/null
-    indep "$1" "$2"
+    run_fsck_indep "$1" "$2"
 }
 
 mkvol() {   # FS IMG SIZE_MIB
@@ -87,13 +78,13 @@ for fs in fat16 fat32 exfat; do
     [[ $(content "$img" "$WORK/old" "$WORK/new") == old ]] || fail "$fs: stdin ENOSPC: old file lost"
     [[ $(temps "$img") == 0 ]] || fail "$fs: stdin ENOSPC: temporary file left"
     sf_ok fsck "$img" >/dev/null
-    indep $fs "$img"
+    run_fsck_indep $fs "$img"
     # a copy that fits beside the old one replaces it
     head -c 1M /dev/urandom >"$WORK/small"
     sf_ok put -f "$img" "$WORK/small" a.bin
     [[ $(content "$img" "$WORK/old" "$WORK/small") == new ]] || fail "$fs: replace that fits"
     sf_ok fsck "$img" >/dev/null
-    indep $fs "$img"
+    run_fsck_indep $fs "$img"
     log "$fs: ENOSPC refused before writing, old file intact"
 
     # ---- EIO from the device at each write ----
@@ -129,7 +120,7 @@ for fs in fat16 fat32 exfat; do
     [[ $(content "$img" "$WORK/old_s" "$WORK/new_s") == old ]] || fail "$fs: unreadable source: old file lost"
     [[ $(temps "$img") == 0 ]] || fail "$fs: unreadable source: temporary file left"
     sf_ok fsck "$img" >/dev/null
-    indep $fs "$img"
+    run_fsck_indep $fs "$img"
 
     # ---- SIGKILL mid-copy ----
     cp --sparse=always "$FASTWORK/base.img" "$img"

@@ -15,15 +15,6 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/fatlib.sh"
 need_sf
 
-indep() {   # FS IMG
-    if [[ $1 == exfat ]]; then
-        command -v fsck.exfat >/dev/null && run_fsck_exfat "$2"
-    else
-        command -v fsck.fat >/dev/null && run_fsck_fat "$2"
-    fi
-    return 0
-}
-
 content() {   # IMG: old, new or other
     local c=other
     if timeout 60 "$SF" get "$1" a.bin "$FASTWORK/got" >/dev/null 2>&1; then
@@ -83,7 +74,7 @@ for fs in fat16 fat32 exfat; do
             [[ $(temps "$img") == 0 ]] || fail "$what: a temporary file is left after repair"
             [[ $(content "$img") == "$c" ]] || fail "$what: repair changed a.bin ($c before)"
             sf_ok fsck "$img" >/dev/null
-            indep $fs "$img"
+            run_fsck_indep $fs "$img"
             [[ $c == old ]] && olds=$((olds + 1)) || news=$((news + 1))
             tmps=$((tmps + t))
             cuts=$((cuts + 1))
