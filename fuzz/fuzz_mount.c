@@ -27,7 +27,7 @@
 
 #define DEV_SECTORS (UINT64_C(1) << 32)
 #define OVL_MAX 64
-#define MAX_ENTRIES 256
+#define MAX_ENTRIES 64
 #define MAX_DEPTH 8
 #define READ_BYTES 8192
 #define PATH_MAX_LEN 1024
@@ -191,7 +191,7 @@ static void write_phase(struct sf_vol *v, const char *victim)
     (void)sf_rename(v, "FZDIR/LOG00001.SFL", "LOG00002.SFL");
     /* The count reads the whole bitmap or FAT: linear in a size the input can make 2 TiB
      * of zeros. Counted where that stays quick. */
-    if (v->cluster_count <= (1u << 16))
+    if (v->cluster_count <= (1u << 13))
         (void)sf_vol_free_clusters(v);
 }
 
