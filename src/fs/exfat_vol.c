@@ -124,7 +124,6 @@ struct upcase_load {
     uint16_t *tab;              /* cfg.upcase_buf, or NULL: only compare */
     uint32_t pos;               /* 0..65536 */
     uint8_t same;
-    uint8_t pending_ffff;       /* the last unit was 0xFFFF: a count follows */
 };
 
 #define UPCASE_IDENTITY 0x10000u    /* upcase_map's `to` for "each to itself" */
@@ -143,30 +142,20 @@ static void upcase_map(struct upcase_load *u, uint32_t run, uint32_t to)
     }
 }
 
-/* The next unit of the compressed table (7.2.5.1): 0xFFFF and a count is a run of identity
- * mappings, anything else maps the next code point. */
-static void upcase_unit(struct upcase_load *u, uint16_t c)
-{
-    if (u->pending_ffff) {
-        u->pending_ffff = 0;
-        upcase_map(u, c, UPCASE_IDENTITY);
-    } else if (c == 0xFFFF) {
-        u->pending_ffff = 1;
-    } else {
-        upcase_map(u, 1, c);
-    }
-}
-
 /* Read the volume's up-case table: verify its TableChecksum, decide whether it equals the
  * built-in table, and expand it into cfg.upcase_buf when it does not and a buffer exists.
- * The table our mkfs writes is recognised unit by unit without expanding it: comparing
- * 65,536 code points with sf_upcase_builtin was most of the time a mount took. */
+ * A table of our mkfs's length and TableChecksum is taken for the built-in one without
+ * expanding it: comparing 65,536 code points with sf_upcase_builtin was most of the time a
+ * mount took, and holding sf_upcase_table to compare it unit by unit would cost its 3.7 KB
+ * in every firmware. The checksum is no proof: a table crafted to the same length and sum
+ * would have names compared by the built-in table instead of its own. */
 static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_t want_sum)
 {
     struct sf_chain ch = { first, 0, len64 };
-    struct upcase_load u = { v->cfg.upcase_buf, 0, 1, 0 };
+    struct upcase_load u = { v->cfg.upcase_buf, 0, 1 };
     uint32_t ss = vol_ss(v), sum = 0, clus = first, idx = 0;
-    int ours = len64 == sf_upcase_table_units * 2u, err;    /* sf_upcase_table so far */
+    int pending_ffff = 0, err;
+    int ours = len64 == sf_upcase_table_units * 2u && want_sum == sf_upcase_table_checksum;
 
     if (len64 < 2 || len64 > 65536u * 2 * 2 || (len64 & 1))
         return WHY("up-case table DataLength out of range");
@@ -188,17 +177,18 @@ static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_
             return err;
         uint32_t n = len - off < ss ? len - off : ss;
         sum = sf_exfat_sum32(sum, sec, n);
+        if (ours)
+            continue;
         for (uint32_t i = 0; i + 1 < n; i += 2) {
             uint16_t c = ld_le16(sec + i);
-            uint32_t k = (off + i) / 2;
-            if (ours) {
-                if (c == sf_upcase_table[k])
-                    continue;
-                ours = 0;               /* not ours after all: expand what was skipped */
-                for (uint32_t j = 0; j < k; j++)
-                    upcase_unit(&u, sf_upcase_table[j]);
+            if (pending_ffff) {          /* a run of `c` identity mappings */
+                pending_ffff = 0;
+                upcase_map(&u, c, UPCASE_IDENTITY);
+            } else if (c == 0xFFFF) {
+                pending_ffff = 1;
+            } else {
+                upcase_map(&u, 1, c);
             }
-            upcase_unit(&u, c);
         }
     }
     if (sum != want_sum)
