@@ -13,6 +13,11 @@
 # OUTDIR/decode  logs from `streamfat log --source gen:can` (block sizes 512, 4K, 16K, one
 #                cut short), each with the control byte 0x01 (fix CRCs) in front
 # OUTDIR/candump candump -L lines: classic, extended, remote, CAN FD, error frames
+# OUTDIR/blf     `streamfat export --format blf` (zlib and stored containers) of a log of
+#                those candump frames plus gen:can frames; python-can's BLF files
+#                (tests/scripts/import_frames.py) when Debian's python3-can is installed
+# OUTDIR/asc     the same log as ASC, python-can's ASC, and a hand-written file with the
+#                header and event lines import_asc.c reads
 # OUTDIR/mf4     those lines logged and exported as MF4: plain DT and transposed DZ blocks
 #
 # SEEDS_QUICK=1 (t_fuzz_smoke): a few of each kind, for a short run on a loaded machine.
@@ -23,7 +28,7 @@ out=${1:?usage: seeds.sh OUTDIR}
 SF_TESTDATA=${SF_TESTDATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata}
 cap=${SEED_CAP:-1048576}
 quick=${SEEDS_QUICK:-0}
-mkdir -p "$out/mount" "$out/decode" "$out/candump" "$out/mf4"
+mkdir -p "$out/mount" "$out/decode" "$out/candump" "$out/blf" "$out/asc" "$out/mf4"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sf-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -180,6 +185,46 @@ can0 321#11.22.33
 123#4455_9
 EOF
 printf '(1.000000) can0 1#\n' > "$out/candump/short"
+
+# BLF and ASC, exported from a log of the candump frames above plus a few gen:can frames.
+grep '^(' "$out/candump/lines" > "$tmp/frames.log"
+img=$tmp/imp.img
+"$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
+"$SF" log -q --source "file:$tmp/frames.log" --no-direct "$img" </dev/null >/dev/null
+"$SF" log -q --source gen:can,channels=2 --max-records 40 --no-direct "$img" </dev/null >/dev/null
+n=0
+for f in $("$SF" ls "$img" / </dev/null | awk '/\.SFL/ {print $NF}'); do
+    n=$((n + 1))
+    "$SF" export --format blf -o "$out/blf/export$n.blf" "$img" "/$f" </dev/null 2>/dev/null
+    "$SF" export --format blf --blf-compress 0 -o "$out/blf/stored$n.blf" "$img" "/$f" \
+        </dev/null 2>/dev/null
+    "$SF" export --format asc -o "$out/asc/export$n.asc" "$img" "/$f" </dev/null 2>/dev/null
+done
+rm -f "$img"
+if [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import can' 2>/dev/null; then
+    fr=$(cd "$(dirname "$0")/.." && pwd)/tests/scripts/import_frames.py
+    TZ=UTC /usr/bin/python3 "$fr" gen-vector "$tmp/v.blf" </dev/null >/dev/null 2>&1 &&
+        head -c 65536 "$tmp/v.blf" > "$out/blf/python-vector.blf"
+    TZ=UTC /usr/bin/python3 "$fr" gen-blf "$tmp/p.blf" 0 1000 </dev/null >/dev/null 2>&1 &&
+        head -c 16384 "$tmp/p.blf" > "$out/blf/python-stored.blf"
+    TZ=UTC /usr/bin/python3 "$fr" gen-asc "$tmp/p.asc" </dev/null >/dev/null 2>&1 &&
+        head -c 8192 "$tmp/p.asc" | sed '$d' > "$out/asc/python.asc"
+fi
+cat > "$out/asc/lines.asc" <<'EOF'
+date Thu Nov 30 01:02:03.456 pm 2026
+base dec  timestamps relative
+internal events logged
+// a comment
+Begin Triggerblock Thu Nov 30 13:02:03.456 2026
+   0.000000 Start of measurement
+   0.001000 1  291             Rx   d 8 1 2 3 4 5 6 7 8  Length = 0 BitCount = 0 ID = 291
+   0.002000 2  123456x         Tx   d 2 255 0
+   0.003000 1  17              Rx   r 4
+   0.004000 1  ErrorFrame
+   0.005000 CANFD   1 Rx        100x  name  1 0 9 12 1 2 3 4 5 6 7 8 9 10 11 12   0 0 3000 0 0 0 0 0
+   0.006000 CANFD   2 Tx ErrorFrame
+End TriggerBlock
+EOF
 
 # MF4: the candump lines above replayed into a log and exported both ways.
 img=$tmp/mf4.img

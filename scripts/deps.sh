@@ -4,7 +4,8 @@
 # silent when everything is there; apt is called only for missing packages.
 #
 # Not root and no password-less sudo: prints what is missing and goes on (the tests that
-# need a missing tool then skip with status 77).
+# need a missing tool then skip with status 77, which make check with CI=true refuses:
+# scripts/skip_policy.py).
 set -euo pipefail
 
 packages=(
@@ -12,9 +13,38 @@ packages=(
     dosfstools exfatprogs exfat-fuse fuse3 mtools sleuthkit fio liburing-dev
     clang libclang-rt-14-dev lld gcc-arm-none-eabi libnewlib-arm-none-eabi python3-can xxd zlib1g-dev
     valgrind python3-venv
-    g++
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
+    fdisk gdisk python3 g++ mount psmisc time xz-utils
 )
+
+# Every command a test looks for before using it (need_tool, command -v: in tests/scripts,
+# tests/unit, fuzz/, examples/) and the package that has it, unless an Essential package
+# does. A command missing here makes its test skip (exit 77) on a fresh machine while ctest
+# still reports success; t_test_tools checks that the table is complete and installed.
+# `scripts/deps.sh --tools` prints it.
+declare -A tools=(
+    [sfdisk]=fdisk [sgdisk]=gdisk [losetup]=mount [mount]=mount [umount]=mount
+    [fuser]=psmisc [python3]=python3 [/usr/bin/python3]=python3-can [/usr/bin/time]=time
+    [xz]=xz-utils [ctest]=cmake [cc]=gcc [gcc]=gcc [g++]=g++ [make]=make [cmake]=cmake
+    [pkg-config]=pkg-config [xxd]=xxd
+    [mkfs.fat]=dosfstools [fsck.fat]=dosfstools
+    [mkfs.exfat]=exfatprogs [fsck.exfat]=exfatprogs [exfatlabel]=exfatprogs
+    [mount.exfat-fuse]=exfat-fuse [fusermount]=fuse3
+    [mcopy]=mtools [mdir]=mtools [mmd]=mtools [fls]=sleuthkit [icat]=sleuthkit
+    [clang]=clang [ld.lld]=lld [fio]=fio [valgrind]=valgrind [callgrind_annotate]=valgrind
+    [arm-none-eabi-gcc]=gcc-arm-none-eabi [arm-none-eabi-size]=gcc-arm-none-eabi
+    [arm-none-eabi-nm]=gcc-arm-none-eabi [qemu-system-arm]=qemu-system-arm
+    [qemu-ppc]=qemu-user [powerpc-linux-gnu-gcc]=gcc-powerpc-linux-gnu
+)
+if [ "${1:-}" = --tools ]; then
+    for t in "${!tools[@]}"; do
+        echo "$t ${tools[$t]}"
+    done | sort
+    exit 0
+fi
+for t in "${!tools[@]}"; do
+    case " ${packages[*]} " in *" ${tools[$t]} "*) ;; *) packages+=("${tools[$t]}") ;; esac
+done
 
 installed() {
     [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]

@@ -136,19 +136,26 @@ static void upcase_map(struct upcase_load *u, uint32_t run, uint32_t to)
         uint16_t c = (uint16_t)(to == UPCASE_IDENTITY ? u->pos : to);
         if (u->tab)
             u->tab[u->pos] = c;
-        if (sf_upcase_builtin((uint16_t)u->pos) != c)
+        /* one difference settles it: the lookup is most of the cost */
+        if (u->same && sf_upcase_builtin((uint16_t)u->pos) != c)
             u->same = 0;
     }
 }
 
 /* Read the volume's up-case table: verify its TableChecksum, decide whether it equals the
- * built-in table, and expand it into cfg.upcase_buf when it does not and a buffer exists. */
+ * built-in table, and expand it into cfg.upcase_buf when it does not and a buffer exists.
+ * A table of our mkfs's length and TableChecksum is taken for the built-in one without
+ * expanding it: comparing 65,536 code points with sf_upcase_builtin was most of the time a
+ * mount took, and holding sf_upcase_table to compare it unit by unit would cost its 3.7 KB
+ * in every firmware. The checksum is no proof: a table crafted to the same length and sum
+ * would have names compared by the built-in table instead of its own. */
 static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_t want_sum)
 {
     struct sf_chain ch = { first, 0, len64 };
     struct upcase_load u = { v->cfg.upcase_buf, 0, 1 };
     uint32_t ss = vol_ss(v), sum = 0, clus = first, idx = 0;
     int pending_ffff = 0, err;
+    int ours = len64 == sf_upcase_table_units * 2u && want_sum == sf_upcase_table_checksum;
 
     if (len64 < 2 || len64 > 65536u * 2 * 2 || (len64 & 1))
         return WHY("up-case table DataLength out of range");
@@ -170,6 +177,8 @@ static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_
             return err;
         uint32_t n = len - off < ss ? len - off : ss;
         sum = sf_exfat_sum32(sum, sec, n);
+        if (ours)
+            continue;
         for (uint32_t i = 0; i + 1 < n; i += 2) {
             uint16_t c = ld_le16(sec + i);
             if (pending_ffff) {          /* a run of `c` identity mappings */
@@ -184,8 +193,9 @@ static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_
     }
     if (sum != want_sum)
         return WHY("up-case table checksum mismatch");
-    upcase_map(&u, 65536, UPCASE_IDENTITY);  /* the rest map to themselves */
-    v->upcase_builtin = u.same;
+    if (!ours)
+        upcase_map(&u, 65536, UPCASE_IDENTITY);  /* the rest map to themselves */
+    v->upcase_builtin = ours || u.same;
     return 0;
 }
 
