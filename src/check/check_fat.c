@@ -64,17 +64,16 @@ static int bad_sfn_char(uint8_t c, int first)
     return 0;
 }
 
-/* A label as dosfstools takes it: not all spaces, no control or forbidden characters. */
+/* A label as dosfstools validates it: no control, non-ASCII (fsck.fat reads the byte as a
+ * signed char) or forbidden characters, and no leading space (so not blank either). */
 static int label_valid(const uint8_t *l)
 {
-    int blank = 1;
-    for (uint32_t i = 0; i < 11; i++) {
-        if (l[i] != ' ')
-            blank = 0;
-        if (bad_sfn_char(l[i], i == 0) && l[i] != '.')
+    if (l[0] == ' ')
+        return 0;
+    for (uint32_t i = 0; i < 11; i++)
+        if (l[i] >= 0x7F || (bad_sfn_char(l[i], 0) && l[i] != ' '))
             return 0;
-    }
-    return !blank;
+    return 1;
 }
 
 struct fctx {
@@ -126,15 +125,53 @@ static int patch_entry(struct chk *k, uint64_t lba, uint32_t off, uint32_t first
     return chk_dsec_put(k);
 }
 
-/* A file or directory's 8.3 entry e (a copy) found at (lba, off). */
+/* Remove the 8.3 entry at (lba, off) and its long name (f: NULL or the run before it). */
+static int drop_entry(struct chk *k, const struct fctx *f, uint64_t lba, uint32_t off)
+{
+    uint8_t *sec;
+    int err;
+    for (uint32_t i = 0; f && i < f->lfn_n; i++) {
+        if ((err = chk_dsec(k, f->lfn_lba[i], &sec)))
+            return err;
+        sec[f->lfn_off[i]] = DIR_FREE;
+        if ((err = chk_dsec_put(k)))
+            return err;
+    }
+    if ((err = chk_dsec(k, lba, &sec)))
+        return err;
+    sec[off] = DIR_FREE;
+    return chk_dsec_put(k);
+}
+
+/* A file or directory's 8.3 entry e (a copy) found at (lba, off), after its long name f. */
 static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t off,
-                       uint32_t depth)
+                       uint32_t depth, const struct fctx *f)
 {
     uint32_t first = ld_le16(e + DIR_FST_CLUS_LO);
     if (k->fs == 32)
         first |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
     uint32_t size = ld_le32(e + DIR_FILE_SIZE), got, last;
     int isdir = (e[DIR_ATTR] & ATTR_DIRECTORY) != 0, err;
+    if (isdir && size && chk_clus_ok(k, first)) {
+        /* A directory has no size. With one, and no '.' or '..' where the chain starts,
+         * the entry is a file whose directory bit is damaged: reading its data as entries
+         * and "repairing" them would destroy it. */
+        uint8_t *sec;
+        if ((err = chk_dsec(k, chk_clus_lba(k, first), &sec)))
+            return err;
+        if (memcmp(sec, ".          ", 11) && memcmp(sec + 32, "..         ", 11)) {
+            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "directory with a size and no '.' or '..' "
+                           "in its first cluster: taken as a file (directory bit cleared)")) {
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off + DIR_ATTR] = (uint8_t)(sec[off + DIR_ATTR] & ~ATTR_DIRECTORY);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
+            isdir = 0;
+        }
+    }
     if (isdir) {
         k->r->dirs++;
         if (size && chk_report(k, SF_CHK_SIZE, 1, 0, "directory has a non-zero size: set to 0")) {
@@ -145,11 +182,7 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
         if (!first || !chk_clus_ok(k, first)) {
             if (chk_report(k, SF_CHK_RANGE, 1, 0, "directory starts at cluster %u: removed",
                            first)) {
-                uint8_t *sec;
-                if ((err = chk_dsec(k, lba, &sec)))
-                    return err;
-                sec[off] = DIR_FREE;
-                if ((err = chk_dsec_put(k)))
+                if ((err = drop_entry(k, f, lba, off)))
                     return err;
                 chk_repaired(k);
             }
@@ -163,13 +196,10 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
                                          SF_CHK_LOOP, SF_CHK_SIZE };
             if (chk_report(k, kinds[why], 1, 0, "%s after %u clusters: %s", chk_walk_why(why),
                            got, got ? "cut there" : "removed")) {
-                uint8_t *sec;
-                if (got) {
+                if (got)
                     err = chk_fat_set(k, last, CHK_EOC);
-                } else if (!(err = chk_dsec(k, lba, &sec))) {
-                    sec[off] = DIR_FREE;
-                    err = chk_dsec_put(k);
-                }
+                else
+                    err = drop_entry(k, f, lba, off);
                 if (err)
                     return err;
                 chk_repaired(k);
@@ -267,21 +297,24 @@ static int make_dot(struct chk *k, struct chk_dir *d, uint32_t i, uint32_t clus)
     if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
         return err;
     memcpy(moved, e, 32);
-    int used = moved[0] != DIR_END && moved[0] != DIR_FREE && !is_dot_name(moved);
+    /* A long-name or label entry in a dot slot is damage, not worth a slot of its own. */
+    int used = moved[0] != DIR_END && moved[0] != DIR_FREE && !is_dot_name(moved) &&
+               !(moved[DIR_ATTR] & ATTR_VOLUME_ID);
     for (j = 2; used && j < total; j++) {
         if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
             return err;
         if (e[0] == DIR_FREE || e[0] == DIR_END)
             break;
     }
-    if (used && j == total) {
-        chk_report(k, SF_CHK_ENTRY, 1, 1, "'%s' entry missing, and no free slot to move the "
-                   "entry in its place to", i ? ".." : ".");
-        return 0;
-    }
+    /* No free slot: the entry in the dot slot is dropped (no file belongs there; its
+     * clusters become lost ones, freed at the end). */
+    int full = used && j == total;
     if (!chk_report(k, SF_CHK_ENTRY, 1, 0, "'%s' entry missing: written%s", i ? ".." : ".",
-                    used ? " (the entry in its slot moved down)" : ""))
+                    full ? " over the entry in its slot (no free slot to move it to)"
+                    : used ? " (the entry in its slot moved down)" : ""))
         return 0;
+    if (full)
+        used = 0;
     if (used) {
         if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
             return err;
@@ -358,8 +391,7 @@ static uint32_t sfn_hash(const uint8_t *n)
 
 static int is_file_entry(const uint8_t *e)
 {
-    return e[0] != DIR_END && e[0] != DIR_FREE &&
-           (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) != ATTR_LONG_NAME && !(e[DIR_ATTR] & ATTR_VOLUME_ID) &&
+    return e[0] != DIR_END && e[0] != DIR_FREE && !(e[DIR_ATTR] & ATTR_VOLUME_ID) &&
            !(e[0] == '.' && (e[1] == ' ' || (e[1] == '.' && e[2] == ' ')));
 }
 
@@ -380,9 +412,11 @@ static int check_dups(struct chk *k, struct chk_dir *d, uint32_t depth)
         if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
             return err;
         memcpy(e, ent, 32);
-        if (e[0] == DIR_END)
-            break;
-        if (e[0] != DIR_FREE && (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME) {
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            lfn_n = 0;
+            continue;
+        }
+        if (e[DIR_ATTR] == ATTR_LONG_NAME) {
             if (lfn_n < LDIR_MAX_ENTRIES) {
                 lfn_lba[lfn_n] = lba;
                 lfn_off[lfn_n++] = (uint16_t)off;
@@ -438,6 +472,31 @@ static int check_dups(struct chk *k, struct chk_dir *d, uint32_t depth)
     return 0;
 }
 
+/* Entries [from, to) of d hold 0x00 end marks, and entry `to` is in use. Readers differ on
+ * 0x00: DOS and mtools stop there, Linux and dosfstools read on. Marked deleted, every
+ * reader sees what follows. */
+static int unhide(struct chk *k, struct chk_dir *d, uint32_t from, uint32_t to)
+{
+    int err;
+    if (!chk_report(k, SF_CHK_ENTRY, 1, 0, "entries in use after the end-of-directory mark "
+                    "(index %u): the mark removed", from))
+        return 0;
+    for (uint32_t j = from; j < to; j++) {
+        uint8_t *e;
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
+            return err;
+        if (e[0] == DIR_END) {
+            e[0] = DIR_FREE;
+            if ((err = chk_dsec_put(k)))
+                return err;
+        }
+    }
+    chk_repaired(k);
+    return 0;
+}
+
 static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
                     uint32_t depth)
 {
@@ -446,7 +505,7 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
     int err;
     (void)parent;
     memset(&f, 0, sizeof f);
-    uint32_t idx = 0;
+    uint32_t idx = 0, zero_at = UINT32_MAX;   /* first 0x00 entry with nothing used after */
     if (depth) {
         if ((err = check_dots(k, d, self, k->dot_parent)))
             return err;
@@ -459,14 +518,33 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
             return err;
         memcpy(e, ent, 32);
-        if (e[0] == DIR_END)
-            break;
-        if (e[0] == DIR_FREE) {
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            if (e[0] == DIR_END && zero_at == UINT32_MAX)
+                zero_at = idx;
             if ((err = lfn_drop(k, &f, "run interrupted")))
                 return err;
             continue;
         }
-        if ((e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME) {
+        if (zero_at != UINT32_MAX) {
+            if ((err = unhide(k, d, zero_at, idx)))
+                return err;
+            zero_at = UINT32_MAX;
+        }
+        uint8_t at = e[DIR_ATTR];
+        if (at == ATTR_LONG_NAME) {
+            /* Type and cluster fields must be 0 (dosfstools clears them). */
+            if ((e[LDIR_TYPE] || ld_le16(e + LDIR_FST_CLUS_LO)) &&
+                chk_report(k, SF_CHK_ENTRY, 1, 0, "long-name entry with a non-zero type or "
+                           "cluster field: cleared")) {
+                uint8_t *sec;
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off + LDIR_TYPE] = 0;
+                st_le16(sec + off + LDIR_FST_CLUS_LO, 0);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
             uint32_t ord = e[LDIR_ORD] & 0x1F;
             if (e[LDIR_ORD] & LDIR_LAST) {
                 if (f.lfn_n && (err = lfn_drop(k, &f, "a new run starts")))
@@ -500,27 +578,48 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
             f.lfn_next = ord - 1;
             continue;
         }
-        if (e[DIR_ATTR] & ATTR_VOLUME_ID) {
+        if (at & ATTR_VOLUME_ID) {
+            /* Only a clean label entry is the label: one, in the root, attribute 0x08 (with
+             * the archive bit at most), no cluster, no size, a valid name. Anything else
+             * with the bit is a damaged entry and never becomes the volume's label. */
             if ((err = lfn_drop(k, &f, "followed by a volume label")))
                 return err;
-            if (depth == 0 && !k->have_label) {
-                if (!label_valid(e)) {
-                    if (chk_report(k, SF_CHK_ENTRY, 0, 0, "volume label entry in the root "
-                                   "directory is not valid: removed")) {
-                        uint8_t *sec;
-                        if ((err = chk_dsec(k, lba, &sec)))
-                            return err;
-                        sec[off] = DIR_FREE;
-                        if ((err = chk_dsec_put(k)))
-                            return err;
-                        chk_repaired(k);
-                    }
-                } else {
-                    memcpy(k->label, e, 11);
-                    k->have_label = 1;
-                }
+            uint32_t c = ld_le16(e + DIR_FST_CLUS_LO);
+            if (k->fs == 32)
+                c |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
+            const char *why = depth ? "in a subdirectory"
+                : (at & ~ATTR_ARCHIVE) != ATTR_VOLUME_ID ? "with other attribute bits"
+                : c || ld_le32(e + DIR_FILE_SIZE) ? "with a cluster or a size"
+                : !label_valid(e) ? "with an invalid name"
+                : k->have_label ? "after the first one" : NULL;
+            if (!why) {
+                memcpy(k->label, e, 11);
+                k->label_lba = lba;
+                k->label_off = off;
+                k->have_label = 1;
+            } else if (chk_report(k, SF_CHK_ENTRY, depth != 0, 0, "volume label entry %s "
+                                  "(attributes 0x%x): removed", why, at)) {
+                uint8_t *sec;
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off] = DIR_FREE;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
             }
             continue;
+        }
+        if ((at & ~ATTR_LONG_NAME_MASK) &&
+            chk_report(k, SF_CHK_ENTRY, 1, 0, "entry with reserved attribute bits (0x%x): "
+                       "cleared", at)) {
+            uint8_t *sec;
+            if ((err = chk_dsec(k, lba, &sec)))
+                return err;
+            sec[off + DIR_ATTR] = (uint8_t)(at & ATTR_LONG_NAME_MASK);
+            e[DIR_ATTR] = sec[off + DIR_ATTR];
+            if ((err = chk_dsec_put(k)))
+                return err;
+            chk_repaired(k);
         }
         if (is_dot_name(e)) {
             /* "." and ".." belong in slots 0 and 1 of a subdirectory only. */
@@ -602,10 +701,10 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 return err;
             chk_repaired(k);
         }
-        f.lfn_n = 0;
         k->lfn_is_log = chk_is_log_name(name, nl);
         k->dot_parent = self;
-        err = check_entry(k, e, lba, off, depth);
+        err = check_entry(k, e, lba, off, depth, &f);
+        f.lfn_n = 0;
         chk_path_pop(k, saved);
         if (err)
             return err;
@@ -794,8 +893,13 @@ static int check_dirty(struct chk *k)
     return 0;
 }
 
-/* The boot sector's label against the root directory's volume label entry (the entry is
- * what counts: the boot sector is made to agree, as dosfstools does). */
+/* The boot sector's label against the root directory's volume label entry. dosfstools
+ * makes the boot sector agree with the entry; but the entry sits in a directory sector,
+ * rewritten far more often than the boot sector, so a damaged one must not name the volume:
+ * a valid boot label wins (the entry is rewritten to it), the entry's label is copied only
+ * into a boot sector without one ("NO NAME" or invalid), and only from a clean label entry
+ * (scan_dir removes every other). No entry: the boot label becomes "NO NAME", as dosfstools
+ * does. */
 static int check_label(struct chk *k, const uint8_t *boot)
 {
     uint32_t sig = k->fs == 32 ? BS32_BOOT_SIG : BS16_BOOT_SIG;
@@ -804,11 +908,25 @@ static int check_label(struct chk *k, const uint8_t *boot)
     if (boot[sig] != 0x29)
         return 0;
     const uint8_t *bl = boot + lab;
+    int boot_has = label_valid(bl) && memcmp(bl, none, 11);
     const uint8_t *want = NULL;
     int fix = 0;
     if (k->have_label && memcmp(bl, k->label, 11)) {
-        fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector label differs from the volume "
-                         "label entry: copied from the root directory");
+        if (boot_has) {
+            if (!chk_report(k, SF_CHK_BOOT, 0, 0, "volume label entry differs from the boot "
+                            "sector's label: the entry rewritten to it"))
+                return 0;
+            uint8_t *sec;
+            if (chk_dsec(k, k->label_lba, &sec))
+                return SF_EIO;
+            memcpy(sec + k->label_off, bl, 11);
+            if (chk_dsec_put(k))
+                return SF_EIO;
+            chk_repaired(k);
+            return 0;
+        }
+        fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector has no valid label: the volume "
+                         "label entry's copied");
         want = k->label;
     } else if (!k->have_label && memcmp(bl, none, 11)) {
         fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector has a label (or an invalid one) "
