@@ -318,20 +318,10 @@ static int make_dot(struct chk *k, struct chk_dir *d, uint32_t i, uint32_t clus)
     if (used) {
         if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
             return err;
-        int was_end = e[0] == DIR_END;
+        /* Into a 0x00 slot too: what follows it is read on (scan_dir), never cleared. */
         memcpy(e, moved, 32);
         if ((err = chk_dsec_put(k)))
             return err;
-        /* The end mark moved one slot on: the slot after it must read as the end. */
-        if (was_end && j + 1 < total) {
-            if ((err = chk_dir_entry(k, d, j + 1, &e, &lba, &off)))
-                return err;
-            if (e[0] != DIR_END) {
-                memset(e, 0, 32);
-                if ((err = chk_dsec_put(k)))
-                    return err;
-            }
-        }
     }
     if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
         return err;
