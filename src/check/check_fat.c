@@ -125,6 +125,53 @@ static int patch_entry(struct chk *k, uint64_t lba, uint32_t off, uint32_t first
     return chk_dsec_put(k);
 }
 
+/* An entry that could be a file's or directory's as written: a name without forbidden
+ * characters, no reserved or label attribute bits, a cluster on the volume exactly when
+ * there is a size, a size the volume can hold. */
+static int plausible_entry(const struct chk *k, const uint8_t *e)
+{
+    uint32_t c = ld_le16(e + DIR_FST_CLUS_LO), size = ld_le32(e + DIR_FILE_SIZE);
+    if (k->fs == 32)
+        c |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
+    if (e[0] == ' ' || (e[DIR_ATTR] & ~(uint32_t)(ATTR_LONG_NAME_MASK & ~ATTR_VOLUME_ID)))
+        return 0;
+    for (uint32_t i = 0; i < 11; i++)
+        if (e[i] >= 0x7F || (bad_sfn_char(e[i], i == 0) && e[i] != ' '))
+            return 0;
+    if (c ? !chk_clus_ok(k, c) || (uint64_t)size > (uint64_t)k->ccount * k->cs
+          : size && !(e[DIR_ATTR] & ATTR_DIRECTORY))
+        return 0;
+    return 1;
+}
+
+/* Does the chain at `first` hold a directory? '.' or '..' in their slots, or else more
+ * plausible entries than used implausible ones in the first cluster (a directory whose
+ * first sector is damaged still has its other entries). */
+static int dir_likely(struct chk *k, uint32_t first, int *likely)
+{
+    uint32_t ok = 0, bad = 0, per = k->ss / 32;
+    for (uint32_t s = 0; s < (1u << k->spc_shift); s++) {
+        uint8_t *sec;
+        if (chk_dsec(k, chk_clus_lba(k, first) + s, &sec))
+            return SF_EIO;
+        if (!s && (!memcmp(sec, ".          ", 11) || !memcmp(sec + 32, "..         ", 11))) {
+            *likely = 1;
+            return 0;
+        }
+        for (uint32_t i = 0; i < per; i++) {
+            const uint8_t *e = sec + 32 * i;
+            if (e[0] == DIR_END || e[0] == DIR_FREE || e[DIR_ATTR] == ATTR_LONG_NAME)
+                continue;
+            if (plausible_entry(k, e))
+                ok++;
+            else
+                bad++;
+        }
+    }
+    *likely = ok && ok > bad;
+    return 0;
+}
+
 /* Remove the 8.3 entry at (lba, off) and its long name (f: NULL or the run before it). */
 static int drop_entry(struct chk *k, const struct fctx *f, uint64_t lba, uint32_t off)
 {
@@ -153,15 +200,17 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
     uint32_t size = ld_le32(e + DIR_FILE_SIZE), got, last;
     int isdir = (e[DIR_ATTR] & ATTR_DIRECTORY) != 0, err;
     if (isdir && size && chk_clus_ok(k, first)) {
-        /* A directory has no size. With one, and no '.' or '..' where the chain starts,
-         * the entry is a file whose directory bit is damaged: reading its data as entries
-         * and "repairing" them would destroy it. */
+        /* A directory has no size. With one, and nothing like a directory where the
+         * chain starts, the entry is a file whose directory bit is damaged: reading its
+         * data as entries and "repairing" them would destroy it. */
         uint8_t *sec;
-        if ((err = chk_dsec(k, chk_clus_lba(k, first), &sec)))
+        int likely;
+        if ((err = dir_likely(k, first, &likely)))
             return err;
-        if (memcmp(sec, ".          ", 11) && memcmp(sec + 32, "..         ", 11)) {
-            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "directory with a size and no '.' or '..' "
-                           "in its first cluster: taken as a file (directory bit cleared)")) {
+        if (!likely) {
+            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "directory with a size and no directory "
+                           "entries in its first cluster: taken as a file (directory bit "
+                           "cleared)")) {
                 if ((err = chk_dsec(k, lba, &sec)))
                     return err;
                 sec[off + DIR_ATTR] = (uint8_t)(sec[off + DIR_ATTR] & ~ATTR_DIRECTORY);
@@ -496,6 +545,7 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
     (void)parent;
     memset(&f, 0, sizeof f);
     uint32_t idx = 0, zero_at = UINT32_MAX;   /* first 0x00 entry with nothing used after */
+    uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
     if (depth) {
         if ((err = check_dots(k, d, self, k->dot_parent)))
             return err;
@@ -627,7 +677,6 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
             }
             continue;
         }
-        uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
         uint32_t nl = 0;
         if (f.lfn_n) {
             if (f.lfn_next || fat_lfn_checksum(e) != f.lfn_sum) {
@@ -692,8 +741,9 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
             chk_repaired(k);
         }
         k->lfn_is_log = chk_is_log_name(name, nl);
-        k->dot_parent = self;
-        err = check_entry(k, e, lba, off, depth, &f);
+        err = 0;
+        if (!(e[DIR_ATTR] & ATTR_DIRECTORY))
+            err = check_entry(k, e, lba, off, depth, &f);
         f.lfn_n = 0;
         chk_path_pop(k, saved);
         if (err)
@@ -701,7 +751,68 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
     }
     if ((err = lfn_drop(k, &f, "at the end of the directory")))
         return err;
-    return check_dups(k, d, depth);
+    if ((err = check_dups(k, d, depth)))
+        return err;
+    /* The subdirectories after every file here, in the order dosfstools takes: a damaged
+     * entry deeper down never claims the clusters of a file up here first. Long names are
+     * taken again (repaired above; in check mode a broken one gives the 8.3 name). */
+    memset(&f, 0, sizeof f);
+    for (idx = depth ? 2 : 0; idx < total; idx++) {
+        uint8_t *ent, e[32];
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+            return err;
+        memcpy(e, ent, 32);
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            f.lfn_n = 0;
+            continue;
+        }
+        if (e[DIR_ATTR] == ATTR_LONG_NAME) {
+            uint32_t ord = e[LDIR_ORD] & 0x1F;
+            if (e[LDIR_ORD] & LDIR_LAST) {
+                f.lfn_n = 0;
+                if (!ord || ord > LDIR_MAX_ENTRIES)
+                    continue;
+                f.lfn_sum = e[LDIR_CHKSUM];
+                f.lfn_next = ord;
+                f.name_len = ord * LDIR_CHARS;
+            } else if (!f.lfn_n || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
+                f.lfn_n = 0;
+                continue;
+            }
+            f.lfn_lba[f.lfn_n] = lba;
+            f.lfn_off[f.lfn_n++] = (uint16_t)off;
+            static const uint8_t pos[LDIR_CHARS] = { 1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30 };
+            for (uint32_t i = 0; i < LDIR_CHARS; i++)
+                f.name[(ord - 1) * LDIR_CHARS + i] = ld_le16(e + pos[i]);
+            f.lfn_next = ord - 1;
+            continue;
+        }
+        if ((e[DIR_ATTR] & (ATTR_VOLUME_ID | ATTR_DIRECTORY)) != ATTR_DIRECTORY ||
+            is_dot_name(e)) {
+            f.lfn_n = 0;
+            continue;
+        }
+        uint32_t nl = 0;
+        if (f.lfn_n && !f.lfn_next && fat_lfn_checksum(e) == f.lfn_sum) {
+            for (nl = 0; nl < f.name_len && f.name[nl] && f.name[nl] != 0xFFFF; nl++)
+                name[nl] = f.name[nl];
+        } else {
+            f.lfn_n = 0;
+        }
+        if (!nl)
+            nl = fat_sfn_decode(e, e[DIR_NTRES], name);
+        uint32_t saved = chk_path_push(k, name, nl);
+        k->lfn_is_log = 0;
+        k->dot_parent = self;
+        err = check_entry(k, e, lba, off, depth, &f);
+        f.lfn_n = 0;
+        chk_path_pop(k, saved);
+        if (err)
+            return err;
+    }
+    return 0;
 }
 
 /* ---- recovery hook ---- */
