@@ -190,15 +190,40 @@ static int drop_entry(struct chk *k, const struct fctx *f, uint64_t lba, uint32_
     return chk_dsec_put(k);
 }
 
+/* How check_entry treats a directory: check it and enter it; check it (its chain claimed)
+ * but do not enter it yet; or only enter it, checked before (its chain is clean). */
+enum { CE_FULL, CE_CLAIM, CE_ENTER };
+
+/* Clusters of a chain already checked and cut where it went wrong (CE_ENTER). */
+static int chain_count(struct chk *k, uint32_t first, uint32_t *n)
+{
+    uint32_t c = first, v;
+    for (*n = 0; chk_clus_ok(k, c) && *n < k->ccount; c = v) {
+        ++*n;
+        if (chk_fat_get(k, c, &v))
+            return SF_EIO;
+        if (v == CHK_EOC)
+            break;
+    }
+    return 0;
+}
+
 /* A file or directory's 8.3 entry e (a copy) found at (lba, off), after its long name f. */
 static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t off,
-                       uint32_t depth, const struct fctx *f)
+                       uint32_t depth, const struct fctx *f, int mode)
 {
     uint32_t first = ld_le16(e + DIR_FST_CLUS_LO);
     if (k->fs == 32)
         first |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
     uint32_t size = ld_le32(e + DIR_FILE_SIZE), got, last;
     int isdir = (e[DIR_ATTR] & ATTR_DIRECTORY) != 0, err;
+    if (mode == CE_ENTER) {
+        if (!isdir || !chk_clus_ok(k, first))
+            return 0;
+        if ((err = chain_count(k, first, &got)))
+            return err;
+        goto enter;
+    }
     if (isdir && size && chk_clus_ok(k, first)) {
         /* A directory has no size. With one, and nothing like a directory where the
          * chain starts, the entry is a file whose directory bit is damaged: reading its
@@ -256,6 +281,9 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
             if (!got)
                 return 0;
         }
+        if (mode == CE_CLAIM)
+            return 0;
+    enter:
         if (depth + 1 >= CHK_DEPTH_MAX) {
             chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
             return 0;
@@ -536,6 +564,72 @@ static int unhide(struct chk *k, struct chk_dir *d, uint32_t from, uint32_t to)
     return 0;
 }
 
+/* One pass over d's subdirectories (scan_dir's second half); f and name: scan_dir's, for
+ * the long names. */
+static int enter_subdirs(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t depth,
+                         int mode, struct fctx *f, uint16_t *name)
+{
+    uint32_t total = chk_dir_entries(k, d);
+    int err;
+    memset(f, 0, sizeof *f);
+    for (uint32_t idx = depth ? 2 : 0; idx < total; idx++) {
+        uint8_t *ent, e[32];
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+            return err;
+        memcpy(e, ent, 32);
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            f->lfn_n = 0;
+            continue;
+        }
+        if (e[DIR_ATTR] == ATTR_LONG_NAME) {
+            uint32_t ord = e[LDIR_ORD] & 0x1F;
+            if (e[LDIR_ORD] & LDIR_LAST) {
+                f->lfn_n = 0;
+                if (!ord || ord > LDIR_MAX_ENTRIES)
+                    continue;
+                f->lfn_sum = e[LDIR_CHKSUM];
+                f->lfn_next = ord;
+                f->name_len = ord * LDIR_CHARS;
+            } else if (!f->lfn_n || ord != f->lfn_next || e[LDIR_CHKSUM] != f->lfn_sum) {
+                f->lfn_n = 0;
+                continue;
+            }
+            f->lfn_lba[f->lfn_n] = lba;
+            f->lfn_off[f->lfn_n++] = (uint16_t)off;
+            static const uint8_t pos[LDIR_CHARS] = { 1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30 };
+            for (uint32_t i = 0; i < LDIR_CHARS; i++)
+                f->name[(ord - 1) * LDIR_CHARS + i] = ld_le16(e + pos[i]);
+            f->lfn_next = ord - 1;
+            continue;
+        }
+        if ((e[DIR_ATTR] & (ATTR_VOLUME_ID | ATTR_DIRECTORY)) != ATTR_DIRECTORY ||
+            is_dot_name(e)) {
+            f->lfn_n = 0;
+            continue;
+        }
+        uint32_t nl = 0;
+        if (f->lfn_n && !f->lfn_next && fat_lfn_checksum(e) == f->lfn_sum) {
+            for (nl = 0; nl < f->name_len && f->name[nl] && f->name[nl] != 0xFFFF; nl++)
+                name[nl] = f->name[nl];
+        } else {
+            f->lfn_n = 0;
+        }
+        if (!nl)
+            nl = fat_sfn_decode(e, e[DIR_NTRES], name);
+        uint32_t saved = chk_path_push(k, name, nl);
+        k->lfn_is_log = 0;
+        k->dot_parent = self;
+        err = check_entry(k, e, lba, off, depth, f, mode);
+        f->lfn_n = 0;
+        chk_path_pop(k, saved);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
 static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
                     uint32_t depth)
 {
@@ -743,7 +837,7 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         k->lfn_is_log = chk_is_log_name(name, nl);
         err = 0;
         if (!(e[DIR_ATTR] & ATTR_DIRECTORY))
-            err = check_entry(k, e, lba, off, depth, &f);
+            err = check_entry(k, e, lba, off, depth, &f, CE_FULL);
         f.lfn_n = 0;
         chk_path_pop(k, saved);
         if (err)
@@ -754,65 +848,17 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
     if ((err = check_dups(k, d, depth)))
         return err;
     /* The subdirectories after every file here, in the order dosfstools takes: a damaged
-     * entry deeper down never claims the clusters of a file up here first. Long names are
-     * taken again (repaired above; in check mode a broken one gives the 8.3 name). */
-    memset(&f, 0, sizeof f);
-    for (idx = depth ? 2 : 0; idx < total; idx++) {
-        uint8_t *ent, e[32];
-        uint64_t lba;
-        uint32_t off;
-        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
-            return err;
-        memcpy(e, ent, 32);
-        if (e[0] == DIR_END || e[0] == DIR_FREE) {
-            f.lfn_n = 0;
-            continue;
-        }
-        if (e[DIR_ATTR] == ATTR_LONG_NAME) {
-            uint32_t ord = e[LDIR_ORD] & 0x1F;
-            if (e[LDIR_ORD] & LDIR_LAST) {
-                f.lfn_n = 0;
-                if (!ord || ord > LDIR_MAX_ENTRIES)
-                    continue;
-                f.lfn_sum = e[LDIR_CHKSUM];
-                f.lfn_next = ord;
-                f.name_len = ord * LDIR_CHARS;
-            } else if (!f.lfn_n || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
-                f.lfn_n = 0;
-                continue;
-            }
-            f.lfn_lba[f.lfn_n] = lba;
-            f.lfn_off[f.lfn_n++] = (uint16_t)off;
-            static const uint8_t pos[LDIR_CHARS] = { 1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30 };
-            for (uint32_t i = 0; i < LDIR_CHARS; i++)
-                f.name[(ord - 1) * LDIR_CHARS + i] = ld_le16(e + pos[i]);
-            f.lfn_next = ord - 1;
-            continue;
-        }
-        if ((e[DIR_ATTR] & (ATTR_VOLUME_ID | ATTR_DIRECTORY)) != ATTR_DIRECTORY ||
-            is_dot_name(e)) {
-            f.lfn_n = 0;
-            continue;
-        }
-        uint32_t nl = 0;
-        if (f.lfn_n && !f.lfn_next && fat_lfn_checksum(e) == f.lfn_sum) {
-            for (nl = 0; nl < f.name_len && f.name[nl] && f.name[nl] != 0xFFFF; nl++)
-                name[nl] = f.name[nl];
-        } else {
-            f.lfn_n = 0;
-        }
-        if (!nl)
-            nl = fat_sfn_decode(e, e[DIR_NTRES], name);
-        uint32_t saved = chk_path_push(k, name, nl);
-        k->lfn_is_log = 0;
-        k->dot_parent = self;
-        err = check_entry(k, e, lba, off, depth, &f);
-        f.lfn_n = 0;
-        chk_path_pop(k, saved);
-        if (err)
-            return err;
-    }
-    return 0;
+     * entry deeper down never claims the clusters of a file or directory up here first.
+     * Repairing, every subdirectory's chain is claimed (checked, cut) before any is
+     * entered; checking only, each is entered as it is checked (an entry not repaired
+     * may still point into another directory, which must not be entered twice). Long
+     * names are taken again (repaired above; in check mode a broken one gives the 8.3
+     * name). */
+    if (!k->repair)
+        return enter_subdirs(k, d, self, depth, CE_FULL, &f, name);
+    if ((err = enter_subdirs(k, d, self, depth, CE_CLAIM, &f, name)))
+        return err;
+    return enter_subdirs(k, d, self, depth, CE_ENTER, &f, name);
 }
 
 /* ---- recovery hook ---- */
