@@ -2,6 +2,11 @@
  * (8.3 names, long-name runs and their checksums, dot entries, sizes against chains),
  * chains (range, loops, cross-links, too long), lost clusters, FAT copies.
  *
+ * Directories are read to their end (past 0x00 marks, as dosfstools and Linux read them);
+ * a directory's files are checked before its subdirectories, and (repairing) every
+ * subdirectory's chain is claimed before any is entered: dosfstools' order, so that damage
+ * deeper down never takes the clusters of an entry above it.
+ *
  * Repair order: entries first (sizes cut, references removed), then chain end marks, then
  * log recovery (entries grow over chains that already exist), then lost clusters freed and
  * the other FAT copies made equal to the first, a flush, and the clean-shutdown bits last.
@@ -592,7 +597,7 @@ static int enter_subdirs(struct chk *k, struct chk_dir *d, uint32_t self, uint32
                 f->lfn_sum = e[LDIR_CHKSUM];
                 f->lfn_next = ord;
                 f->name_len = ord * LDIR_CHARS;
-            } else if (!f->lfn_n || ord != f->lfn_next || e[LDIR_CHKSUM] != f->lfn_sum) {
+            } else if (!f->lfn_n || !ord || ord != f->lfn_next || e[LDIR_CHKSUM] != f->lfn_sum) {
                 f->lfn_n = 0;
                 continue;
             }
@@ -694,7 +699,7 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 f.lfn_sum = e[LDIR_CHKSUM];
                 f.lfn_next = ord;
                 f.name_len = ord * LDIR_CHARS;
-            } else if (!f.lfn_n || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
+            } else if (!f.lfn_n || !ord || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
                 if (f.lfn_n && (err = lfn_drop(k, &f, "run broken")))
                     return err;
                 f.lfn_lba[0] = lba;

@@ -389,6 +389,10 @@ def one_seed(args, seed, base, used, fat, orig, work):
     rc, out_2 = run([args.sf, 'fsck', b], timeout=120)
     if rc != 0:
         bad.append('second fsck exit %d: %s' % (rc, ' | '.join(out_2.splitlines()[:4])))
+    for out in (out_r, out_2):
+        if 'runtime error:' in out or 'Sanitizer' in out:
+            bad.append('sanitizer report: ' + ' | '.join(
+                ln for ln in out.splitlines() if 'runtime error' in ln or 'ERROR' in ln)[:300])
     imgb = load(b)
     fb = Fat(imgb)
     if fb.label() not in (LABEL, b'NO NAME    '):
