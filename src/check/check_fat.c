@@ -3,9 +3,9 @@
  * chains (range, loops, cross-links, too long), lost clusters, FAT copies.
  *
  * Directories are read to their end (past 0x00 marks, as dosfstools and Linux read them);
- * a directory's files are checked before its subdirectories, and (repairing) every
- * subdirectory's chain is claimed before any is entered: dosfstools' order, so that damage
- * deeper down never takes the clusters of an entry above it.
+ * every entry of a directory is checked (repairing: subdirectories' own chains too, in
+ * their place among the files) before any subdirectory is entered: dosfstools' order, so
+ * that damage deeper down never takes the clusters of an entry above it.
  *
  * Repair order: entries first (sizes cut, references removed), then chain end marks, then
  * log recovery (entries grow over chains that already exist), then lost clusters freed and
@@ -843,6 +843,8 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         err = 0;
         if (!(e[DIR_ATTR] & ATTR_DIRECTORY))
             err = check_entry(k, e, lba, off, depth, &f, CE_FULL);
+        else if (k->repair)
+            err = check_entry(k, e, lba, off, depth, &f, CE_CLAIM);
         f.lfn_n = 0;
         chk_path_pop(k, saved);
         if (err)
@@ -852,18 +854,14 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         return err;
     if ((err = check_dups(k, d, depth)))
         return err;
-    /* The subdirectories after every file here, in the order dosfstools takes: a damaged
-     * entry deeper down never claims the clusters of a file or directory up here first.
-     * Repairing, every subdirectory's chain is claimed (checked, cut) before any is
-     * entered; checking only, each is entered as it is checked (an entry not repaired
-     * may still point into another directory, which must not be entered twice). Long
-     * names are taken again (repaired above; in check mode a broken one gives the 8.3
-     * name). */
-    if (!k->repair)
-        return enter_subdirs(k, d, self, depth, CE_FULL, &f, name);
-    if ((err = enter_subdirs(k, d, self, depth, CE_CLAIM, &f, name)))
-        return err;
-    return enter_subdirs(k, d, self, depth, CE_ENTER, &f, name);
+    /* The subdirectories are entered after every entry here was checked, in the order
+     * dosfstools takes: a damaged entry deeper down never claims the clusters of an
+     * entry up here first. Repairing, the subdirectories' own chains were claimed
+     * (checked, cut) above, in their place among the files; checking only, each is
+     * checked as it is entered (an entry not repaired may still point into another
+     * directory, which must not be entered twice). Long names are taken again (repaired
+     * above; in check mode a broken one gives the 8.3 name). */
+    return enter_subdirs(k, d, self, depth, k->repair ? CE_ENTER : CE_FULL, &f, name);
 }
 
 /* ---- recovery hook ---- */
