@@ -2,6 +2,11 @@
  * (8.3 names, long-name runs and their checksums, dot entries, sizes against chains),
  * chains (range, loops, cross-links, too long), lost clusters, FAT copies.
  *
+ * Directories are read to their end (past 0x00 marks, as dosfstools and Linux read them);
+ * every entry of a directory is checked (repairing: subdirectories' own chains too, in
+ * their place among the files) before any subdirectory is entered: dosfstools' order, so
+ * that damage deeper down never takes the clusters of an entry above it.
+ *
  * Repair order: entries first (sizes cut, references removed), then chain end marks, then
  * log recovery (entries grow over chains that already exist), then lost clusters freed and
  * the other FAT copies made equal to the first, a flush, and the clean-shutdown bits last.
@@ -64,17 +69,16 @@ static int bad_sfn_char(uint8_t c, int first)
     return 0;
 }
 
-/* A label as dosfstools takes it: not all spaces, no control or forbidden characters. */
+/* A label as dosfstools validates it: no control, non-ASCII (fsck.fat reads the byte as a
+ * signed char) or forbidden characters, and no leading space (so not blank either). */
 static int label_valid(const uint8_t *l)
 {
-    int blank = 1;
-    for (uint32_t i = 0; i < 11; i++) {
-        if (l[i] != ' ')
-            blank = 0;
-        if (bad_sfn_char(l[i], i == 0) && l[i] != '.')
+    if (l[0] == ' ')
+        return 0;
+    for (uint32_t i = 0; i < 11; i++)
+        if (l[i] >= 0x7F || (bad_sfn_char(l[i], 0) && l[i] != ' '))
             return 0;
-    }
-    return !blank;
+    return 1;
 }
 
 struct fctx {
@@ -156,15 +160,127 @@ static int patch_entry(struct chk *k, uint64_t lba, uint32_t off, uint32_t first
     return chk_dsec_put(k);
 }
 
-/* A file or directory's 8.3 entry e (a copy) found at (lba, off). */
+/* An entry that could be a file's or directory's as written: a name without forbidden
+ * characters, no reserved or label attribute bits, a cluster on the volume exactly when
+ * there is a size, a size the volume can hold. */
+static int plausible_entry(const struct chk *k, const uint8_t *e)
+{
+    uint32_t c = ld_le16(e + DIR_FST_CLUS_LO), size = ld_le32(e + DIR_FILE_SIZE);
+    if (k->fs == 32)
+        c |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
+    if (e[0] == ' ' || (e[DIR_ATTR] & ~(uint32_t)(ATTR_LONG_NAME_MASK & ~ATTR_VOLUME_ID)))
+        return 0;
+    for (uint32_t i = 0; i < 11; i++)
+        if (e[i] >= 0x7F || (bad_sfn_char(e[i], i == 0) && e[i] != ' '))
+            return 0;
+    if (c ? !chk_clus_ok(k, c) || (uint64_t)size > (uint64_t)k->ccount * k->cs
+          : size && !(e[DIR_ATTR] & ATTR_DIRECTORY))
+        return 0;
+    return 1;
+}
+
+/* Does the chain at `first` hold a directory? '.' or '..' in their slots, or else more
+ * plausible entries than used implausible ones in the first cluster (a directory whose
+ * first sector is damaged still has its other entries). */
+static int dir_likely(struct chk *k, uint32_t first, int *likely)
+{
+    uint32_t ok = 0, bad = 0, per = k->ss / 32;
+    for (uint32_t s = 0; s < (1u << k->spc_shift); s++) {
+        uint8_t *sec;
+        if (chk_dsec(k, chk_clus_lba(k, first) + s, &sec))
+            return SF_EIO;
+        if (!s && (!memcmp(sec, ".          ", 11) || !memcmp(sec + 32, "..         ", 11))) {
+            *likely = 1;
+            return 0;
+        }
+        for (uint32_t i = 0; i < per; i++) {
+            const uint8_t *e = sec + 32 * i;
+            if (e[0] == DIR_END || e[0] == DIR_FREE || e[DIR_ATTR] == ATTR_LONG_NAME)
+                continue;
+            if (plausible_entry(k, e))
+                ok++;
+            else
+                bad++;
+        }
+    }
+    *likely = ok && ok > bad;
+    return 0;
+}
+
+/* Remove the 8.3 entry at (lba, off) and its long name (f: NULL or the run before it). */
+static int drop_entry(struct chk *k, const struct fctx *f, uint64_t lba, uint32_t off)
+{
+    uint8_t *sec;
+    int err;
+    for (uint32_t i = 0; f && i < f->lfn_n; i++) {
+        if ((err = chk_dsec(k, f->lfn_lba[i], &sec)))
+            return err;
+        sec[f->lfn_off[i]] = DIR_FREE;
+        if ((err = chk_dsec_put(k)))
+            return err;
+    }
+    if ((err = chk_dsec(k, lba, &sec)))
+        return err;
+    sec[off] = DIR_FREE;
+    return chk_dsec_put(k);
+}
+
+/* How check_entry treats a directory: check it and enter it; check it (its chain claimed)
+ * but do not enter it yet; or only enter it, checked before (its chain is clean). */
+enum { CE_FULL, CE_CLAIM, CE_ENTER };
+
+/* Clusters of a chain already checked and cut where it went wrong (CE_ENTER). */
+static int chain_count(struct chk *k, uint32_t first, uint32_t *n)
+{
+    uint32_t c = first, v;
+    for (*n = 0; chk_clus_ok(k, c) && *n < k->ccount; c = v) {
+        ++*n;
+        if (chk_fat_get(k, c, &v))
+            return SF_EIO;
+        if (v == CHK_EOC)
+            break;
+    }
+    return 0;
+}
+
+/* A file or directory's 8.3 entry e (a copy) found at (lba, off), after its long name f. */
 static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t off,
-                       uint32_t depth)
+                       uint32_t depth, const struct fctx *f, int mode)
 {
     uint32_t first = ld_le16(e + DIR_FST_CLUS_LO);
     if (k->fs == 32)
         first |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
     uint32_t size = ld_le32(e + DIR_FILE_SIZE), got, last;
     int isdir = (e[DIR_ATTR] & ATTR_DIRECTORY) != 0, err;
+    if (mode == CE_ENTER) {
+        if (!isdir || !chk_clus_ok(k, first))
+            return 0;
+        if ((err = chain_count(k, first, &got)))
+            return err;
+        goto enter;
+    }
+    if (isdir && size && chk_clus_ok(k, first)) {
+        /* A directory has no size. With one, and nothing like a directory where the
+         * chain starts, the entry is a file whose directory bit is damaged: reading its
+         * data as entries and "repairing" them would destroy it. */
+        uint8_t *sec;
+        int likely;
+        if ((err = dir_likely(k, first, &likely)))
+            return err;
+        if (!likely) {
+            if (chk_report(k, SF_CHK_ENTRY, 1, 0, "directory with a size and no directory "
+                           "entries in its first cluster: taken as a file (directory bit "
+                           "cleared)")) {
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off + DIR_ATTR] = (uint8_t)(sec[off + DIR_ATTR] & ~ATTR_DIRECTORY);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
+            isdir = 0;
+        }
+    }
     if (isdir) {
         k->r->dirs++;
         if (size && chk_report(k, SF_CHK_SIZE, 1, 0, "directory has a non-zero size: set to 0")) {
@@ -175,11 +291,7 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
         if (!first || !chk_clus_ok(k, first)) {
             if (chk_report(k, SF_CHK_RANGE, 1, 0, "directory starts at cluster %u: removed",
                            first)) {
-                uint8_t *sec;
-                if ((err = chk_dsec(k, lba, &sec)))
-                    return err;
-                sec[off] = DIR_FREE;
-                if ((err = chk_dsec_put(k)))
+                if ((err = drop_entry(k, f, lba, off)))
                     return err;
                 chk_repaired(k);
             }
@@ -193,13 +305,10 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
                                          SF_CHK_LOOP, SF_CHK_SIZE };
             if (chk_report(k, kinds[why], 1, 0, "%s after %u clusters: %s", chk_walk_why(why),
                            got, got ? "cut there" : "removed")) {
-                uint8_t *sec;
-                if (got) {
+                if (got)
                     err = chk_fat_set(k, last, CHK_EOC);
-                } else if (!(err = chk_dsec(k, lba, &sec))) {
-                    sec[off] = DIR_FREE;
-                    err = chk_dsec_put(k);
-                }
+                else
+                    err = drop_entry(k, f, lba, off);
                 if (err)
                     return err;
                 chk_repaired(k);
@@ -207,6 +316,9 @@ static int check_entry(struct chk *k, const uint8_t *e, uint64_t lba, uint32_t o
             if (!got)
                 return 0;
         }
+        if (mode == CE_CLAIM)
+            return 0;
+    enter:
         if (depth + 1 >= CHK_DEPTH_MAX) {
             chk_report(k, SF_CHK_ENTRY, 1, 1, "directory nested too deep: not checked");
             return 0;
@@ -297,38 +409,31 @@ static int make_dot(struct chk *k, struct chk_dir *d, uint32_t i, uint32_t clus)
     if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
         return err;
     memcpy(moved, e, 32);
-    int used = moved[0] != DIR_END && moved[0] != DIR_FREE && !is_dot_name(moved);
+    /* A long-name or label entry in a dot slot is damage, not worth a slot of its own. */
+    int used = moved[0] != DIR_END && moved[0] != DIR_FREE && !is_dot_name(moved) &&
+               !(moved[DIR_ATTR] & ATTR_VOLUME_ID);
     for (j = 2; used && j < total; j++) {
         if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
             return err;
         if (e[0] == DIR_FREE || e[0] == DIR_END)
             break;
     }
-    if (used && j == total) {
-        chk_report(k, SF_CHK_ENTRY, 1, 1, "'%s' entry missing, and no free slot to move the "
-                   "entry in its place to", i ? ".." : ".");
-        return 0;
-    }
+    /* No free slot: the entry in the dot slot is dropped (no file belongs there; its
+     * clusters become lost ones, freed at the end). */
+    int full = used && j == total;
     if (!chk_report(k, SF_CHK_ENTRY, 1, 0, "'%s' entry missing: written%s", i ? ".." : ".",
-                    used ? " (the entry in its slot moved down)" : ""))
+                    full ? " over the entry in its slot (no free slot to move it to)"
+                    : used ? " (the entry in its slot moved down)" : ""))
         return 0;
+    if (full)
+        used = 0;
     if (used) {
         if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
             return err;
-        int was_end = e[0] == DIR_END;
+        /* Into a 0x00 slot too: what follows it is read on (scan_dir), never cleared. */
         memcpy(e, moved, 32);
         if ((err = chk_dsec_put(k)))
             return err;
-        /* The end mark moved one slot on: the slot after it must read as the end. */
-        if (was_end && j + 1 < total) {
-            if ((err = chk_dir_entry(k, d, j + 1, &e, &lba, &off)))
-                return err;
-            if (e[0] != DIR_END) {
-                memset(e, 0, 32);
-                if ((err = chk_dsec_put(k)))
-                    return err;
-            }
-        }
     }
     if ((err = chk_dir_entry(k, d, i, &e, &lba, &off)))
         return err;
@@ -388,8 +493,7 @@ static uint32_t sfn_hash(const uint8_t *n)
 
 static int is_file_entry(const uint8_t *e)
 {
-    return e[0] != DIR_END && e[0] != DIR_FREE &&
-           (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) != ATTR_LONG_NAME && !(e[DIR_ATTR] & ATTR_VOLUME_ID) &&
+    return e[0] != DIR_END && e[0] != DIR_FREE && !(e[DIR_ATTR] & ATTR_VOLUME_ID) &&
            !(e[0] == '.' && (e[1] == ' ' || (e[1] == '.' && e[2] == ' ')));
 }
 
@@ -410,9 +514,11 @@ static int check_dups(struct chk *k, struct chk_dir *d, uint32_t depth)
         if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
             return err;
         memcpy(e, ent, 32);
-        if (e[0] == DIR_END)
-            break;
-        if (e[0] != DIR_FREE && (e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME) {
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            lfn_n = 0;
+            continue;
+        }
+        if (e[DIR_ATTR] == ATTR_LONG_NAME) {
             if (lfn_n < LDIR_MAX_ENTRIES) {
                 lfn_lba[lfn_n] = lba;
                 lfn_off[lfn_n++] = (uint16_t)off;
@@ -468,6 +574,97 @@ static int check_dups(struct chk *k, struct chk_dir *d, uint32_t depth)
     return 0;
 }
 
+/* Entries [from, to) of d hold 0x00 end marks, and entry `to` is in use. Readers differ on
+ * 0x00: DOS and mtools stop there, Linux and dosfstools read on. Marked deleted, every
+ * reader sees what follows. */
+static int unhide(struct chk *k, struct chk_dir *d, uint32_t from, uint32_t to)
+{
+    int err;
+    if (!chk_report(k, SF_CHK_ENTRY, 1, 0, "entries in use after the end-of-directory mark "
+                    "(index %u): the mark removed", from))
+        return 0;
+    for (uint32_t j = from; j < to; j++) {
+        uint8_t *e;
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, j, &e, &lba, &off)))
+            return err;
+        if (e[0] == DIR_END) {
+            e[0] = DIR_FREE;
+            if ((err = chk_dsec_put(k)))
+                return err;
+        }
+    }
+    chk_repaired(k);
+    return 0;
+}
+
+/* One pass over d's subdirectories (scan_dir's second half); f and name: scan_dir's, for
+ * the long names. */
+static int enter_subdirs(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t depth,
+                         int mode, struct fctx *f, uint16_t *name)
+{
+    uint32_t total = chk_dir_entries(k, d);
+    int err;
+    memset(f, 0, sizeof *f);
+    for (uint32_t idx = depth ? 2 : 0; idx < total; idx++) {
+        uint8_t *ent, e[32];
+        uint64_t lba;
+        uint32_t off;
+        if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
+            return err;
+        memcpy(e, ent, 32);
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            f->lfn_n = 0;
+            continue;
+        }
+        if (e[DIR_ATTR] == ATTR_LONG_NAME) {
+            uint32_t ord = e[LDIR_ORD] & 0x1F;
+            if (e[LDIR_ORD] & LDIR_LAST) {
+                f->lfn_n = 0;
+                if (!ord || ord > LDIR_MAX_ENTRIES)
+                    continue;
+                f->lfn_sum = e[LDIR_CHKSUM];
+                f->lfn_next = ord;
+                f->name_len = ord * LDIR_CHARS;
+            } else if (!f->lfn_n || !ord || ord != f->lfn_next || e[LDIR_CHKSUM] != f->lfn_sum) {
+                f->lfn_n = 0;
+                continue;
+            }
+            f->lfn_lba[f->lfn_n] = lba;
+            f->lfn_off[f->lfn_n++] = (uint16_t)off;
+            static const uint8_t pos[LDIR_CHARS] = { 1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30 };
+            for (uint32_t i = 0; i < LDIR_CHARS; i++)
+                f->name[(ord - 1) * LDIR_CHARS + i] = ld_le16(e + pos[i]);
+            f->lfn_next = ord - 1;
+            continue;
+        }
+        if ((e[DIR_ATTR] & (ATTR_VOLUME_ID | ATTR_DIRECTORY)) != ATTR_DIRECTORY ||
+            is_dot_name(e)) {
+            f->lfn_n = 0;
+            continue;
+        }
+        uint32_t nl = 0;
+        if (f->lfn_n && !f->lfn_next && fat_lfn_checksum(e) == f->lfn_sum) {
+            for (nl = 0; nl < f->name_len && f->name[nl] && f->name[nl] != 0xFFFF; nl++)
+                name[nl] = f->name[nl];
+        } else {
+            f->lfn_n = 0;
+        }
+        if (!nl)
+            nl = fat_sfn_decode(e, e[DIR_NTRES], name);
+        uint32_t saved = chk_path_push(k, name, nl);
+        k->lfn_is_log = 0;
+        k->dot_parent = self;
+        err = check_entry(k, e, lba, off, depth, f, mode);
+        f->lfn_n = 0;
+        chk_path_pop(k, saved);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
 static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t parent,
                     uint32_t depth)
 {
@@ -476,7 +673,8 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
     int err;
     (void)parent;
     memset(&f, 0, sizeof f);
-    uint32_t idx = 0;
+    uint32_t idx = 0, zero_at = UINT32_MAX;   /* first 0x00 entry with nothing used after */
+    uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
     if (depth) {
         if ((err = check_dots(k, d, self, k->dot_parent)))
             return err;
@@ -489,14 +687,33 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
         if ((err = chk_dir_entry(k, d, idx, &ent, &lba, &off)))
             return err;
         memcpy(e, ent, 32);
-        if (e[0] == DIR_END)
-            break;
-        if (e[0] == DIR_FREE) {
+        if (e[0] == DIR_END || e[0] == DIR_FREE) {
+            if (e[0] == DIR_END && zero_at == UINT32_MAX)
+                zero_at = idx;
             if ((err = lfn_drop(k, &f, "run interrupted")))
                 return err;
             continue;
         }
-        if ((e[DIR_ATTR] & ATTR_LONG_NAME_MASK) == ATTR_LONG_NAME) {
+        if (zero_at != UINT32_MAX) {
+            if ((err = unhide(k, d, zero_at, idx)))
+                return err;
+            zero_at = UINT32_MAX;
+        }
+        uint8_t at = e[DIR_ATTR];
+        if (at == ATTR_LONG_NAME) {
+            /* Type and cluster fields must be 0 (dosfstools clears them). */
+            if ((e[LDIR_TYPE] || ld_le16(e + LDIR_FST_CLUS_LO)) &&
+                chk_report(k, SF_CHK_ENTRY, 1, 0, "long-name entry with a non-zero type or "
+                           "cluster field: cleared")) {
+                uint8_t *sec;
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off + LDIR_TYPE] = 0;
+                st_le16(sec + off + LDIR_FST_CLUS_LO, 0);
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
+            }
             uint32_t ord = e[LDIR_ORD] & 0x1F;
             if (e[LDIR_ORD] & LDIR_LAST) {
                 if (f.lfn_n && (err = lfn_drop(k, &f, "a new run starts")))
@@ -512,7 +729,7 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 f.lfn_sum = e[LDIR_CHKSUM];
                 f.lfn_next = ord;
                 f.name_len = ord * LDIR_CHARS;
-            } else if (!f.lfn_n || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
+            } else if (!f.lfn_n || !ord || ord != f.lfn_next || e[LDIR_CHKSUM] != f.lfn_sum) {
                 if (f.lfn_n && (err = lfn_drop(k, &f, "run broken")))
                     return err;
                 f.lfn_lba[0] = lba;
@@ -530,27 +747,48 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
             f.lfn_next = ord - 1;
             continue;
         }
-        if (e[DIR_ATTR] & ATTR_VOLUME_ID) {
+        if (at & ATTR_VOLUME_ID) {
+            /* Only a clean label entry is the label: one, in the root, attribute 0x08 (with
+             * the archive bit at most), no cluster, no size, a valid name. Anything else
+             * with the bit is a damaged entry and never becomes the volume's label. */
             if ((err = lfn_drop(k, &f, "followed by a volume label")))
                 return err;
-            if (depth == 0 && !k->have_label) {
-                if (!label_valid(e)) {
-                    if (chk_report(k, SF_CHK_ENTRY, 0, 0, "volume label entry in the root "
-                                   "directory is not valid: removed")) {
-                        uint8_t *sec;
-                        if ((err = chk_dsec(k, lba, &sec)))
-                            return err;
-                        sec[off] = DIR_FREE;
-                        if ((err = chk_dsec_put(k)))
-                            return err;
-                        chk_repaired(k);
-                    }
-                } else {
-                    memcpy(k->label, e, 11);
-                    k->have_label = 1;
-                }
+            uint32_t c = ld_le16(e + DIR_FST_CLUS_LO);
+            if (k->fs == 32)
+                c |= (uint32_t)ld_le16(e + DIR_FST_CLUS_HI) << 16;
+            const char *why = depth ? "in a subdirectory"
+                : (at & ~ATTR_ARCHIVE) != ATTR_VOLUME_ID ? "with other attribute bits"
+                : c || ld_le32(e + DIR_FILE_SIZE) ? "with a cluster or a size"
+                : !label_valid(e) ? "with an invalid name"
+                : k->have_label ? "after the first one" : NULL;
+            if (!why) {
+                memcpy(k->label, e, 11);
+                k->label_lba = lba;
+                k->label_off = off;
+                k->have_label = 1;
+            } else if (chk_report(k, SF_CHK_ENTRY, depth != 0, 0, "volume label entry %s "
+                                  "(attributes 0x%x): removed", why, at)) {
+                uint8_t *sec;
+                if ((err = chk_dsec(k, lba, &sec)))
+                    return err;
+                sec[off] = DIR_FREE;
+                if ((err = chk_dsec_put(k)))
+                    return err;
+                chk_repaired(k);
             }
             continue;
+        }
+        if ((at & ~ATTR_LONG_NAME_MASK) &&
+            chk_report(k, SF_CHK_ENTRY, 1, 0, "entry with reserved attribute bits (0x%x): "
+                       "cleared", at)) {
+            uint8_t *sec;
+            if ((err = chk_dsec(k, lba, &sec)))
+                return err;
+            sec[off + DIR_ATTR] = (uint8_t)(at & ATTR_LONG_NAME_MASK);
+            e[DIR_ATTR] = sec[off + DIR_ATTR];
+            if ((err = chk_dsec_put(k)))
+                return err;
+            chk_repaired(k);
         }
         if (is_dot_name(e)) {
             /* "." and ".." belong in slots 0 and 1 of a subdirectory only. */
@@ -568,7 +806,6 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
             }
             continue;
         }
-        uint16_t name[LDIR_MAX_ENTRIES * LDIR_CHARS];
         uint32_t nl = 0;
         if (f.lfn_n) {
             if (f.lfn_next || fat_lfn_checksum(e) != f.lfn_sum) {
@@ -642,24 +879,33 @@ static int scan_dir(struct chk *k, struct chk_dir *d, uint32_t self, uint32_t pa
                 return err;
             continue;
         }
-        uint32_t lfn_n = f.lfn_n;
-        f.lfn_n = 0;
         k->lfn_is_log = chk_is_log_name(name, nl);
-        k->dot_parent = self;
-        err = check_entry(k, e, lba, off, depth);
-        if (!err && k->repair && ld_le32(e + DIR_FILE_SIZE) &&
-            (leftover = chk_leftover_after(k, name, nl, lba, off))) {
-            f.lfn_n = lfn_n;            /* a repair emptied a log file: leftover.c */
-            err = drop_leftover(k, &f, lba, off, leftover);
-            f.lfn_n = 0;
+        err = 0;
+        if (!(e[DIR_ATTR] & ATTR_DIRECTORY)) {
+            err = check_entry(k, e, lba, off, depth, &f, CE_FULL);
+            if (!err && k->repair && ld_le32(e + DIR_FILE_SIZE) &&
+                (leftover = chk_leftover_after(k, name, nl, lba, off)))
+                err = drop_leftover(k, &f, lba, off, leftover);  /* a repair emptied a log */
+        } else if (k->repair) {
+            err = check_entry(k, e, lba, off, depth, &f, CE_CLAIM);
         }
+        f.lfn_n = 0;
         chk_path_pop(k, saved);
         if (err)
             return err;
     }
     if ((err = lfn_drop(k, &f, "at the end of the directory")))
         return err;
-    return check_dups(k, d, depth);
+    if ((err = check_dups(k, d, depth)))
+        return err;
+    /* The subdirectories are entered after every entry here was checked, in the order
+     * dosfstools takes: a damaged entry deeper down never claims the clusters of an
+     * entry up here first. Repairing, the subdirectories' own chains were claimed
+     * (checked, cut) above, in their place among the files; checking only, each is
+     * checked as it is entered (an entry not repaired may still point into another
+     * directory, which must not be entered twice). Long names are taken again (repaired
+     * above; in check mode a broken one gives the 8.3 name). */
+    return enter_subdirs(k, d, self, depth, k->repair ? CE_ENTER : CE_FULL, &f, name);
 }
 
 /* ---- recovery hook ---- */
@@ -841,8 +1087,13 @@ static int check_dirty(struct chk *k)
     return 0;
 }
 
-/* The boot sector's label against the root directory's volume label entry (the entry is
- * what counts: the boot sector is made to agree, as dosfstools does). */
+/* The boot sector's label against the root directory's volume label entry. dosfstools
+ * makes the boot sector agree with the entry; but the entry sits in a directory sector,
+ * rewritten far more often than the boot sector, so a damaged one must not name the volume:
+ * a valid boot label wins (the entry is rewritten to it), the entry's label is copied only
+ * into a boot sector without one ("NO NAME" or invalid), and only from a clean label entry
+ * (scan_dir removes every other). No entry: the boot label becomes "NO NAME", as dosfstools
+ * does. */
 static int check_label(struct chk *k, const uint8_t *boot)
 {
     uint32_t sig = k->fs == 32 ? BS32_BOOT_SIG : BS16_BOOT_SIG;
@@ -851,11 +1102,25 @@ static int check_label(struct chk *k, const uint8_t *boot)
     if (boot[sig] != 0x29)
         return 0;
     const uint8_t *bl = boot + lab;
+    int boot_has = label_valid(bl) && memcmp(bl, none, 11);
     const uint8_t *want = NULL;
     int fix = 0;
     if (k->have_label && memcmp(bl, k->label, 11)) {
-        fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector label differs from the volume "
-                         "label entry: copied from the root directory");
+        if (boot_has) {
+            if (!chk_report(k, SF_CHK_BOOT, 0, 0, "volume label entry differs from the boot "
+                            "sector's label: the entry rewritten to it"))
+                return 0;
+            uint8_t *sec;
+            if (chk_dsec(k, k->label_lba, &sec))
+                return SF_EIO;
+            memcpy(sec + k->label_off, bl, 11);
+            if (chk_dsec_put(k))
+                return SF_EIO;
+            chk_repaired(k);
+            return 0;
+        }
+        fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector has no valid label: the volume "
+                         "label entry's copied");
         want = k->label;
     } else if (!k->have_label && memcmp(bl, none, 11)) {
         fix = chk_report(k, SF_CHK_BOOT, 0, 0, "boot sector has a label (or an invalid one) "

@@ -85,6 +85,8 @@ struct chk {
     uint32_t dup_next;          /* FAT: number for the next FSCKnnnn.REN */
     uint8_t label[11];          /* FAT: the root directory's volume label entry */
     int have_label;
+    uint64_t label_lba;         /* FAT: where that entry is */
+    uint32_t label_off;
     uint64_t free_after;        /* FAT: free clusters once the repairs are made */
     uint32_t cut_after;         /* a chain end mark to write after an entry update */
     /* Is cluster c allocated (exFAT bitmap bit / FAT entry not free)? */
