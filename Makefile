@@ -95,7 +95,8 @@ DEMO_TOOLS = $(CMAKE) cc pkg-config
 demo:
 	@for t in $(DEMO_TOOLS); do command -v $$t >/dev/null 2>&1 || { \
 		echo "make demo: $$t not found; it needs cmake, make, a C compiler, pkg-config and"; \
-		echo "zlib's headers (Debian: apt-get install cmake make gcc pkg-config zlib1g-dev)"; \
+		echo "the headers of zlib and libdeflate (Debian: apt-get install cmake make gcc"; \
+		echo "pkg-config zlib1g-dev libdeflate-dev)"; \
 		exit 1; }; done
 	$(MAKE) build
 	mkdir -p $(DEMO_DIR)

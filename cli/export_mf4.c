@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "streamfat/sf.h"
@@ -77,6 +78,7 @@ struct group {
     uint8_t *buf;                  /* records not yet written */
     uint32_t cap, fill;
     uint64_t cycles;               /* records */
+    uint8_t maxlen;                /* the longest DataLength among the buffered records */
     uint64_t stream;               /* record bytes in blocks already written */
     uint64_t dl_link[DL_MAX], dl_off[DL_MAX];
     unsigned dl_n;
@@ -254,6 +256,101 @@ static void write_dl(struct export_ctx *x, struct mf4 *m, struct group *g)
     g->dl_n = 0;
 }
 
+/* ---- a run of zeros as a deflate block of its own ---------------------------------------- */
+
+struct bitout {
+    uint8_t *p;
+    uint64_t acc;
+    unsigned n;
+};
+
+static void bits_put(struct bitout *b, uint32_t v, unsigned n)   /* LSB first */
+{
+    b->acc |= (uint64_t)v << b->n;
+    b->n += n;
+    while (b->n >= 8) {
+        *b->p++ = (uint8_t)b->acc;
+        b->acc >>= 8;
+        b->n -= 8;
+    }
+}
+
+static void huff_put(struct bitout *b, uint32_t code, unsigned n)   /* MSB of the code first */
+{
+    uint32_t r = 0;
+
+    for (unsigned i = 0; i < n; i++)
+        r |= ((code >> i) & 1u) << (n - 1 - i);
+    bits_put(b, r, n);
+}
+
+/* The fixed-Huffman code of literal/length symbol sym (RFC 1951, 3.2.6). */
+static void fixed_sym(struct bitout *b, unsigned sym)
+{
+    if (sym < 144)
+        huff_put(b, 0x30 + sym, 8);
+    else if (sym < 256)
+        huff_put(b, 0x190 + sym - 144, 9);
+    else if (sym < 280)
+        huff_put(b, sym - 256, 7);
+    else
+        huff_put(b, 0xc0 + sym - 280, 8);
+}
+
+/* N > 0 zero bytes as one fixed-Huffman block (not final): a literal 0, then matches at
+ * distance 1 (13 bits per 258 bytes), then an empty stored block to end on a byte
+ * boundary. Returns the bytes written at p (at most N / 158 + 16). */
+static size_t zero_run_block(uint8_t *p, uint64_t n)
+{
+    static const uint16_t base[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27,
+                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195,
+                                       227, 258 };
+    static const uint8_t extra[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3,
+                                       3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+    struct bitout b = { p, 0, 0 };
+
+    bits_put(&b, 0, 1);            /* BFINAL 0 */
+    bits_put(&b, 1, 2);            /* BTYPE 01: fixed Huffman codes */
+    fixed_sym(&b, 0);
+    n--;
+    while (n) {
+        unsigned len = n >= 258 ? 258u : (unsigned)n, k = 28;
+        if (len < 3) {
+            fixed_sym(&b, 0);
+            n--;
+            continue;
+        }
+        while (base[k] > len)
+            k--;
+        fixed_sym(&b, 257 + k);
+        bits_put(&b, len - base[k], extra[k]);
+        huff_put(&b, 0, 5);        /* distance code 0: distance 1 */
+        n -= len;
+    }
+    fixed_sym(&b, 256);            /* end of block */
+    bits_put(&b, 0, 3);            /* empty stored block: BFINAL 0, BTYPE 00 */
+    if (b.n)
+        bits_put(&b, 0, 8 - b.n);
+    memcpy(b.p, "\x00\x00\xff\xff", 4);
+    return (size_t)(b.p + 4 - p);
+}
+
+/* Raw deflate of n bytes at in to *out with zlib, ending with `flush`. */
+static int zdeflate(struct mf4 *m, const uint8_t *in, size_t n, uint8_t **out, int flush)
+{
+    uInt room = (uInt)(m->zbuf + m->zcap - *out);
+
+    m->zs.next_in = (Bytef *)(uintptr_t)in;
+    m->zs.avail_in = (uInt)n;
+    m->zs.next_out = *out;
+    m->zs.avail_out = room;
+    int rc = deflate(&m->zs, flush);
+    *out = m->zs.next_out;
+    if (flush == Z_FINISH)
+        return rc == Z_STREAM_END ? 0 : -1;
+    return rc == Z_OK && m->zs.avail_in == 0 && m->zs.avail_out > 0 ? 0 : -1;
+}
+
 /* Write the group's buffered records as one DT or DZ block. */
 static void flush_group(struct export_ctx *x, struct mf4 *m, struct group *g)
 {
@@ -274,36 +371,77 @@ static void flush_group(struct export_ctx *x, struct mf4 *m, struct group *g)
         /* Transposition: byte c of record r goes to c * rows + r, so equal fields of
          * consecutive records (ids, lengths, unused data bytes) become long runs. */
         uint32_t rows = g->fill / g->rec, cols = g->rec;
+        /* DataBytes past the longest DataLength are zero in every record: the
+         * transposition skips those columns (8-byte frames: 56 of 84), and at level 1
+         * their run of zeros goes out as a deflate block of its own, made here, between
+         * zlib's deflate of the bytes before it (ended by a full flush: nothing after
+         * refers back) and of the bytes after it. */
+        uint32_t z0 = cols, z1 = cols;
         const uint8_t *src = g->buf;
+        uint64_t zlen, nz, na;
+        uint32_t adler, a, b;
+        uint8_t *o;
+        if (g->members == frame_members) {
+            z0 = MF4_REC_DATA_BYTES + g->maxlen;
+            z1 = MF4_REC_DATA_BYTES + 64u;
+        }
+        nz = (uint64_t)(z1 - z0) * rows;
+        if (x->mf4_level > 1 && nz) {
+            /* The made block costs 13 bits per 258 zeros where zlib's own Huffman codes
+             * take about 2: above level 1 (size before speed) zlib deflates them too. */
+            memset(m->tbuf + (size_t)z0 * rows, 0, (size_t)nz);
+            nz = 0;
+        }
+        na = nz ? (uint64_t)z0 * rows : 0;     /* no run: all goes in one deflate */
         for (uint32_t r = 0; r < rows; r++, src += cols) {
             uint8_t *dst = m->tbuf + r;
-            for (uint32_t c = 0; c < cols; c++, dst += rows)
+            for (uint32_t c = 0; c < z0; c++, dst += rows)
+                *dst = src[c];
+            dst += (size_t)(z1 - z0) * rows;
+            for (uint32_t c = z1; c < cols; c++, dst += rows)
                 *dst = src[c];
         }
-        m->zs.next_in = m->tbuf;
-        m->zs.avail_in = g->fill;
-        m->zs.next_out = m->zbuf;
-        m->zs.avail_out = (uInt)m->zcap;
-        if (deflateReset(&m->zs) != Z_OK || deflate(&m->zs, Z_FINISH) != Z_STREAM_END) {
+        /* DZ's deflate is a zlib stream (RFC 1950): the 2-byte header, the raw deflate
+         * blocks, and the Adler-32 of the data big-endian (libdeflate's: several times
+         * zlib's speed; over the zeros it is arithmetic). */
+        m->zbuf[0] = 0x78;                  /* deflate, 32 KiB window */
+        m->zbuf[1] = x->mf4_level == 1 ? 0x01 : x->mf4_level < 6 ? 0x5e :
+                     x->mf4_level == 6 ? 0x9c : 0xda;   /* FLEVEL; header % 31 == 0 */
+        o = m->zbuf + 2;
+        if (deflateReset(&m->zs) != Z_OK ||
+            (nz && (zdeflate(m, m->tbuf, (size_t)na, &o, Z_FULL_FLUSH) ||
+                    (o += zero_run_block(o, nz), 0))) ||
+            zdeflate(m, m->tbuf + na + nz, (size_t)(g->fill - na - nz), &o, Z_FINISH)) {
             errno = ENOMEM;
             m->err = 1;
             return;
         }
-        block_header(h, "##DZ", MF4_HDR_SIZE + MF4_DZ_DATA + (uint64_t)m->zs.total_out, 0);
+        zlen = (uint64_t)(o - m->zbuf);
+        adler = libdeflate_adler32(1, m->tbuf, (size_t)na);
+        a = adler & 0xffffu;
+        b = (uint32_t)(((uint64_t)(adler >> 16) + (nz % 65521u) * a) % 65521u);
+        adler = libdeflate_adler32(b << 16 | a, m->tbuf + na + nz,
+                                   (size_t)(g->fill - na - nz));
+        m->zbuf[zlen++] = (uint8_t)(adler >> 24);
+        m->zbuf[zlen++] = (uint8_t)(adler >> 16);
+        m->zbuf[zlen++] = (uint8_t)(adler >> 8);
+        m->zbuf[zlen++] = (uint8_t)adler;
+        block_header(h, "##DZ", MF4_HDR_SIZE + MF4_DZ_DATA + zlen, 0);
         memset(h + MF4_HDR_SIZE, 0, MF4_DZ_DATA);
         memcpy(h + MF4_HDR_SIZE + MF4_DZ_ORG_TYPE, "DT", 2);
         h[MF4_HDR_SIZE + MF4_DZ_ZIP_TYPE] = MF4_ZIP_TRANSPOSE;
         st_le32(h + MF4_HDR_SIZE + MF4_DZ_ZIP_PARAM, cols);
         st_le64(h + MF4_HDR_SIZE + MF4_DZ_ORG_LEN, g->fill);
-        st_le64(h + MF4_HDR_SIZE + MF4_DZ_DATA_LEN, m->zs.total_out);
+        st_le64(h + MF4_HDR_SIZE + MF4_DZ_DATA_LEN, zlen);
         out(x, m, h, sizeof h);
-        out(x, m, m->zbuf, m->zs.total_out);
+        out(x, m, m->zbuf, zlen);
     }
     g->dl_link[g->dl_n] = at;
     g->dl_off[g->dl_n] = g->stream;
     g->dl_n++;
     g->stream += g->fill;
     g->fill = 0;
+    g->maxlen = 0;
 }
 
 static uint8_t *new_record(struct export_ctx *x, struct mf4 *m, struct group *g)
@@ -416,11 +554,13 @@ static int mf4_begin(struct export_ctx *x)
         return -1;
     if (x->mf4_level > 0) {
         m->tbuf = malloc(BLOCK_RAW);
-        m->zcap = compressBound(BLOCK_RAW);
+        /* + zlib header and Adler-32, the zero run's block and zlib's full flush */
+        m->zcap = compressBound(BLOCK_RAW) + BLOCK_RAW / 128 + 64;
         m->zbuf = malloc(m->zcap);
         if (!m->tbuf || !m->zbuf)
             return -1;
-        if (deflateInit(&m->zs, x->mf4_level) != Z_OK) {
+        if (deflateInit2(&m->zs, x->mf4_level, Z_DEFLATED, -15, 8,
+                         Z_DEFAULT_STRATEGY) != Z_OK) {   /* raw: flush_group wraps it */
             errno = ENOMEM;
             return -1;
         }
@@ -494,6 +634,8 @@ static int mf4_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
         p[MF4_REC_DLC] = (c->flags & SF_CAN_FD) ? len_to_dlc[len] : len;
         p[MF4_REC_DATA_LENGTH] = len;
         memcpy(p + MF4_REC_DATA_BYTES, c->data, len);
+        if (len > g->maxlen)
+            g->maxlen = len;
         p[MF4_REC_EDL] = (c->flags & SF_CAN_FD) ? 1 : 0;
         p[MF4_REC_BRS] = (c->flags & SF_CAN_BRS) ? 1 : 0;
         p[MF4_REC_ESI] = (c->flags & SF_CAN_ESI) ? 1 : 0;

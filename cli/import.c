@@ -128,6 +128,11 @@ const char *imp_error(const struct imp_reader *r)
     return r->fmt == IMP_BLF ? blf_reader_error(r->blf) : asc_reader_error(r->asc);
 }
 
+const char *imp_channel_name(const struct imp_reader *r, unsigned channel)
+{
+    return r->mf4 ? mf4_reader_channel_name(r->mf4, channel) : NULL;
+}
+
 void imp_close(struct imp_reader *r)
 {
     if (!r)

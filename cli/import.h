@@ -81,6 +81,8 @@ int imp_open(const char *path, enum imp_format *fmt, struct imp_reader **r, char
  * naming the file and the offset or line). */
 int imp_next(struct imp_reader *r, struct imp_frame *fr);
 const char *imp_error(const struct imp_reader *r);
+/* The file's own name of a channel (MF4: the SI comment), or NULL (then can<N-1>). */
+const char *imp_channel_name(const struct imp_reader *r, unsigned channel);
 void imp_close(struct imp_reader *r);
 
 /* The per-format readers behind imp_open (fd is theirs to close). */
@@ -103,6 +105,9 @@ struct mf4_reader *mf4_reader_open(int fd, const char *name, char *err, size_t e
 struct mf4_reader *mf4_reader_open_mem(const uint8_t *p, size_t n, char *err, size_t errlen);
 int mf4_reader_next(struct mf4_reader *r, struct imp_frame *fr);
 const char *mf4_reader_error(const struct mf4_reader *r);
+/* The name of bus channel CHANNEL (as in imp_frame.channel) from the file's source
+ * information (streamfat's export writes the interface names there), or NULL. */
+const char *mf4_reader_channel_name(const struct mf4_reader *r, unsigned channel);
 void mf4_reader_close(struct mf4_reader *r);
 
 /* Local civil time to ns since the epoch, as python's naive datetime.timestamp() does

@@ -50,6 +50,8 @@
 #define MAX_CHAIN 65536u           /* blocks in one linked list (DG, CG, CN, DL chain) */
 #define DZ_MAX (32u << 20)         /* bytes of one unzipped DZ block */
 #define WIN 65536u                 /* window over DT/SD bytes */
+#define CHNAME_MAX 64u             /* a bus channel's name from the SI comment */
+#define SI_MD_MAX 16384u           /* the SI comment read for the names */
 #define REC_MAX 65536u             /* bytes of one record */
 #define NAME_MAX_ 128u
 
@@ -126,6 +128,8 @@ struct mf4_reader {
     uint64_t spent;                /* data bytes produced by all streams (DZ: unzipped) */
     uint8_t *tmp;                  /* zipped bytes / transposition */
     size_t tmpcap;
+    int si_read;                   /* the first CAN group's SI comment was looked at */
+    char chname[256][CHNAME_MAX];  /* "BusChannel N" names of that comment ("" none) */
 };
 
 static int bad(struct mf4_reader *r, uint64_t off, const char *fmt, ...)
@@ -618,6 +622,91 @@ static int scan_channels(struct mf4_reader *r, struct cgroup *g, uint64_t cn, in
     return 0;
 }
 
+/* The names of the bus channels from an SI comment: each
+ * <e name="BusChannel N">NAME</e> of its common_properties (as streamfat's export writes
+ * it) names channel N (1..255); XML's five entities are decoded, a name with anything
+ * else outside printable ASCII, empty or too long is ignored (the channel keeps can<N-1>). */
+static void si_names(struct mf4_reader *r, const char *md)
+{
+    static const char key[] = "<e name=\"BusChannel ";
+    const char *p = md;
+
+    while ((p = strstr(p, key)) != NULL) {
+        char *end, nm[CHNAME_MAX];
+        unsigned long ch;
+        size_t n = 0;
+        int ok = 1;
+        p += sizeof key - 1;
+        if (*p < '0' || *p > '9')
+            continue;
+        ch = strtoul(p, &end, 10);
+        if (end[0] != '"' || end[1] != '>' || ch < 1 || ch > 255)
+            continue;
+        p = end + 2;
+        while (*p && *p != '<') {
+            static const struct { const char *ent; char c; } ents[] = {
+                { "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' },
+                { "&apos;", '\'' },
+            };
+            char c = *p;
+            size_t adv = 1;
+            if (c == '&') {
+                ok = 0;
+                for (size_t i = 0; i < sizeof ents / sizeof ents[0]; i++)
+                    if (!strncmp(p, ents[i].ent, strlen(ents[i].ent))) {
+                        c = ents[i].c;
+                        adv = strlen(ents[i].ent);
+                        ok = 1;
+                        break;
+                    }
+            }
+            if (!ok || (unsigned char)c < 0x21 || (unsigned char)c > 0x7e ||
+                n == CHNAME_MAX - 1) {
+                ok = 0;
+                break;
+            }
+            nm[n++] = c;
+            p += adv;
+        }
+        if (!ok || !n || strncmp(p, "</e>", 4))
+            continue;
+        nm[n] = '\0';
+        memcpy(r->chname[ch], nm, n + 1);
+    }
+}
+
+/* The bus channel names of the first CAN group's acquisition source, if it has a comment. */
+static int read_si_names(struct mf4_reader *r, const struct blk *cb)
+{
+    struct blk sb;
+    uint64_t si, md;
+    char *buf;
+
+    r->si_read = 1;
+    if (link_at(r, cb, MF4_CG_L_SI_ACQ_SOURCE, &si))
+        return -1;
+    if (!si)
+        return 0;
+    if (blk_read(r, si, "SI", &sb) || link_at(r, &sb, MF4_SI_L_MD_COMMENT, &md))
+        return -1;
+    if (!md)
+        return 0;
+    if (!(buf = malloc(SI_MD_MAX)))
+        return bad(r, si, "out of memory");
+    if (tx_read(r, md, buf, SI_MD_MAX)) {
+        free(buf);
+        return -1;
+    }
+    si_names(r, buf);
+    free(buf);
+    return 0;
+}
+
+const char *mf4_reader_channel_name(const struct mf4_reader *r, unsigned channel)
+{
+    return channel < 256 && r->chname[channel][0] ? r->chname[channel] : NULL;
+}
+
 static int scan_dg(struct mf4_reader *r, uint64_t dg_off, unsigned *budget)
 {
     struct blk dg;
@@ -676,6 +765,8 @@ static int scan_dg(struct mf4_reader *r, uint64_t dg_off, unsigned *budget)
                 }
                 s->sd_root = g->f[F_BYTES].sd_root;
             }
+            if (!r->si_read && read_si_names(r, &cb))
+                goto fail;
             any = 1;
         }
         ncg++;

@@ -283,8 +283,9 @@ static void prescan_names(struct log_source *s)
     fclose(f);
 }
 
-/* Channel names of an ASC or BLF log: its channel numbers in order of first appearance,
- * named as python-can numbers them (channel N of the file is can<N-1>). A file that does
+/* Channel names of an ASC, BLF or MF4 log: its channel numbers in order of first
+ * appearance, named as python-can numbers them (channel N of the file is can<N-1>) unless
+ * the file names them itself (MF4: streamfat's SI comment). A file that does
  * not read to the end stops the scan here; the replay reports the same error. */
 static void prescan_import(struct log_source *s)
 {
@@ -302,8 +303,14 @@ static void prescan_import(struct log_source *s)
                 break;
         if (i == s->nnames) {
             char nm[16];
+            const char *own = imp_channel_name(r, fr.channel);
             if (s->nnames == SRC_MAX_CHANNELS)
                 break;
+            s->chan_num[s->nnames] = fr.channel;
+            if (own) {
+                add_name(s, own, strlen(own));
+                continue;
+            }
             if (fr.channel)
                 snprintf(nm, sizeof nm, "can%u", fr.channel - 1);
             else

@@ -9,7 +9,8 @@
 #   plain and compressed, extended ids by bit 31 only) replay to the frames written;
 # - a hand-made unsorted file (record ids, a VLSD channel group, DT and plain-deflate DZ
 #   blocks cut through records, two DL blocks under an HL) replays exactly;
-# - streamfat's own MF4 export replays to the frames it was made from (round trip);
+# - streamfat's own MF4 export replays to the frames it was made from (round trip), with
+#   its channel names (vcan1, ecu_bus: the SI comment; other files keep can<N-1>);
 # - damaged files (loops, bad block ids, lengths past the end, absurd counts, bad DZ,
 #   bad records, unfinalized, truncated) end the run with exit 1 and one line naming the
 #   offset, no sanitizer report.
@@ -77,9 +78,23 @@ done
 LOGF=$WORK/LOG00001.SFL
 run_helper mklog "$LOGF" 512 2000
 sf_ok export -f mf4 -o "$WORK/mk.mf4" "$LOGF" 2>/dev/null
-sf_ok export -f candump "$LOGF" 2>/dev/null | sed 's/ vcan1 / can1 /' >"$WORK/mk.want"
+sf_ok export -f candump "$LOGF" 2>/dev/null >"$WORK/mk.want"
 import "$WORK/mk.mf4"
 diff "$WORK/mk.want" "$WORK/out.log" >&2 || fail "mklog -> MF4 -> import changed frames"
+
+log "round trip keeps the channel names (the SI comment's <e name=\"BusChannel N\">)"
+printf '%s\n' '(1700000000.000100) vcan1 123#11' '(1700000000.000200) ecu_bus 1ABCDEF0#2233' \
+    '(1700000000.000300) vcan1 7FF#R' '(1700000000.000400) ecu_bus 456##1AABB' \
+    '(1700000000.000500) vcan1 124#' >"$WORK/names.log"
+import "$WORK/names.log"
+cp "$WORK/out.log" "$WORK/names.want"
+grep -q ' ecu_bus 456##1AABB$' "$WORK/names.want" || fail "candump names not logged"
+for level in 1 0; do
+    sf_ok export -f mf4 --mf4-compress "$level" -o "$WORK/names$level.mf4" "$IMG" LOG00001.SFL
+    import "$WORK/names$level.mf4"
+    diff "$WORK/names.want" "$WORK/out.log" >&2 ||
+        fail "MF4 export (level $level) -> import lost the channel names"
+done
 
 log "damaged files: one line naming the offset, exit 1, no sanitizer report"
 "$PY" "$MC" gen-hostile "$WORK/own1.mf4" "$WORK/bad" >/dev/null

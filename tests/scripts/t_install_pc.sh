@@ -52,12 +52,12 @@ build_and_run "$WORK/moved"
 log "the README program builds from a DESTDIR install and from the same tree moved"
 
 # ---- make demo and its tools ----
-grep -A3 '`make demo` needs' "$SF_SRC/README.md" | grep -q 'zlib1g-dev' ||
+grep -A3 '`make demo` needs' "$SF_SRC/README.md" | grep -q 'zlib1g-dev libdeflate-dev' ||
     fail "README does not say what make demo needs"
 rc=0
 timeout 60 make -s -C "$SF_SRC" demo CMAKE=/nonexistent/cmake BUILD="$WORK/nobuild" \
     >"$WORK/demo.out" 2>&1 </dev/null || rc=$?
 cat "$WORK/demo.out" >&2
 ((rc != 0)) || fail "make demo without cmake succeeded"
-grep -q 'zlib1g-dev' "$WORK/demo.out" || fail "make demo without cmake does not say what it needs"
+grep -q 'zlib1g-dev libdeflate-dev' "$WORK/demo.out" || fail "make demo without cmake does not say what it needs"
 [[ ! -e $WORK/nobuild ]] || fail "make demo without cmake started a build"
