@@ -121,7 +121,7 @@ rc=0; CI=true pol "$WORK/j.xml" "$WORK/a5.txt" || rc=$?
 ((rc == 0)) && grep -q 't_a is in .* but ran' "$WORK/p.out" ||
     fail "a stale allow-list entry is not reported"
 
-# the repository's own list must parse
-rc=0; python3 "$POL" "$WORK/j.xml" "$SF_SRC/tests/allowed-skips.txt" >/dev/null 2>&1 || rc=$?
+# the repository's own list must parse (whatever CI says: this run's results hold a skip)
+rc=0; env -u CI python3 "$POL" "$WORK/j.xml" "$SF_SRC/tests/allowed-skips.txt" >/dev/null 2>&1 || rc=$?
 ((rc == 0)) || fail "tests/allowed-skips.txt does not parse"
 log "skip policy: ok"
