@@ -809,6 +809,7 @@ static void walk_named(const char *path, uint32_t *frames)
 /* Threads: a producer names channels 0..255 as it goes while the writer rotates often; a
  * name whose CHANNEL record lands before a rotation must still reach the next file. */
 static _Atomic int names_done;
+static _Atomic uint32_t names_loops;    /* the writer's service loops so far */
 static uint64_t names_sent;
 
 static void *name_producer(void *arg)
@@ -825,6 +826,13 @@ static void *name_producer(void *arg)
             if (e)
                 abort();
             named++;
+            /* Let the writer run past a rotation request (one every 50 loops) before the
+             * next name, however the two threads are scheduled: rotations then fall
+             * between the names on a loaded machine too. */
+            uint32_t seen = atomic_load(&names_loops);
+            for (uint64_t t0 = real_ns(); atomic_load(&names_loops) < seen + 60 &&
+                                          real_ns() - t0 < 200000000u;)
+                sched_yield();
         }
         int e = sf_log_append_can(&lg, (uint8_t)((k * 7919) % named), real_ns(), 0x100, 0,
                                   data, 8);
@@ -848,6 +856,7 @@ static void *name_writer(void *arg)
         sf_log_get_stats(&lg, &st);
         if (++n % 50 == 0 && st.files < 80)
             sf_log_rotate(&lg);
+        atomic_fetch_add(&names_loops, 1);
     }
     return NULL;
 }
@@ -911,6 +920,7 @@ static void test_channel_names(void)
     REQUIRE(sf_log_open(&lg, &c) == 0);
     pthread_t pt, wt;
     atomic_store(&names_done, 0);
+    atomic_store(&names_loops, 0);
     names_sent = 0;
     REQUIRE(pthread_create(&wt, NULL, name_writer, NULL) == 0);
     REQUIRE(pthread_create(&pt, NULL, name_producer, NULL) == 0);
