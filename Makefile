@@ -17,6 +17,11 @@
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
 #                   fsck.exfat -n on the image it made; needs cmake, cc, pkg-config and
 #                   zlib's headers (says so if missing; make check installs them)
+#   make hw-sd      the SD-over-SPI logger (examples/sd-spi, drivers/sd_spi) on QEMU's
+#                   lm3s6965evb: builds it, makes HW_BUILD/sd.img (4 GiB SDHC, FAT32) and
+#                   sd256.img (256 MiB SDSC, FAT16), runs it on both, checks them with
+#                   fsck.fat and streamfat export, then no card and a failing card
+#                   (scripts/hw_sd.sh)
 #   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
 #   make bench      bench/run.sh if it exists
 #   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
@@ -119,6 +124,12 @@ bench:
 fuzz: build
 	FUZZ_BUILD=$(abspath $(FUZZ_BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) \
 		SF=$(abspath $(BUILD))/streamfat bash fuzz/run.sh
+
+# SD card over SPI on QEMU's lm3s6965evb (docs/PORTING.md, "SD card over SPI")
+HW_BUILD ?= build-hw
+.PHONY: hw-sd
+hw-sd: build
+	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) bash scripts/hw_sd.sh $(abspath $(HW_BUILD))
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD)
