@@ -47,7 +47,7 @@ say() { echo "hw_sd.sh: $*" >&2; }
 # ---- build ---------------------------------------------------------------------------------
 core=$out/core-m3
 if ! cmake -S "$src" -B "$core" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/arm-none-eabi.cmake" \
-        -DCMAKE_C_FLAGS="-mcpu=cortex-m3 -mthumb -Os -ffreestanding -ffunction-sections -fdata-sections" \
+        -DCMAKE_C_FLAGS="-mcpu=cortex-m3 -mthumb -Os -ffreestanding -ffunction-sections -fdata-sections -DSF_STREAM_MAX_QD=4" \
         -DSF_EXFAT=OFF -DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF -DSF_CHECK=OFF \
         </dev/null >"$out/core-m3.log" 2>&1 ||
    ! cmake --build "$core" -j "$jobs" </dev/null >>"$out/core-m3.log" 2>&1; then
