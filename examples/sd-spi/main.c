@@ -28,7 +28,7 @@
 #include "sd_spi.h"
 
 #define BLOCK           4096u              /* log block: one multi-block write (CMD25) */
-#define RING_BLOCKS        4u              /* 16 KiB of ring: 51 ms of frames */
+#define RING_BLOCKS        4u              /* 16 KiB of ring: about 128 ms of frames */
 #define FRAMES_PER_TICK    4u
 #define RATE (FRAMES_PER_TICK * BOARD_TICK_HZ)  /* frames/s */
 #define FRAMES_DEFAULT 16000u
