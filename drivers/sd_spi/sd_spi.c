@@ -154,8 +154,16 @@ static int command(struct sd_spi *d, uint8_t cmd, uint32_t arg)
 
     d->commands++;
     d->last_cmd = cmd;
+    int inject = d->fail_from && d->commands >= d->fail_from;
     if (cmd != CMD0 && cmd != CMD12 && wait_ready(d, T_READY_MS))
         return SF_ETIMEDOUT;
+    if (inject && cmd != CMD12) {
+        /* The card must not act on a command we report as failed (a write it accepted
+         * would leave it waiting for data): it gets CMD59 with the CRC setting it has,
+         * which changes nothing and answers R1 alone. */
+        arg = d->flags & SD_SPI_CRC ? 1u : 0u;
+        cmd = CMD59;
+    }
     f[0] = (uint8_t)(0x40u | cmd);
     f[1] = (uint8_t)(arg >> 24);
     f[2] = (uint8_t)(arg >> 16);
@@ -169,7 +177,7 @@ static int command(struct sd_spi *d, uint8_t cmd, uint32_t arg)
         r1 = xfer(d, 0xFF);
     if (r1 & 0x80u)
         return SF_ETIMEDOUT;
-    if (d->fail_from && d->commands >= d->fail_from)
+    if (inject)
         r1 |= R1_PARAM;
     if (r1 & R1_ERRORS)
         d->last_r1 = r1;

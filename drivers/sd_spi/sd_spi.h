@@ -58,7 +58,9 @@ struct sd_spi {
     /* Fault injection (the card in QEMU cannot be told to fail): when fail_from is
      * non-zero, command number fail_from (counting every command sent since
      * sd_spi_init, from 1) and every later one is treated as if the card had answered
-     * with R1's parameter-error bit; the card itself sees the command as usual. */
+     * with R1's parameter-error bit. So that the card does not act on a command reported
+     * as failed, it is sent CMD59 (CRC setting unchanged) instead; CMD12 goes out as it
+     * is, ending a multiple-block read. Setting fail_from back to 0 ends the fault. */
     uint32_t fail_from;
     /* Counters. */
     uint32_t commands;          /* commands sent */
