@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# examples/nvme on QEMU's virt board (AArch64) with an emulated NVMe SSD: build, run, check
+# on the host (`make hw-nvme`, tests/scripts/t_hw_nvme.sh).
+#
+#   scripts/hw_nvme.sh [OUT]      (default build-hw; SF=path/to/streamfat, default build/)
+#
+# Builds the core for bare-metal AArch64 with clang (cmake/aarch64-none-elf-clang.cmake) into
+# OUT/core-a64, the firmware into OUT/nvme, then runs three cases, each bounded by `timeout`:
+#   main     OUT/nvme.img (1 GiB, sparse): the firmware formats it exFAT with 1 MiB clusters,
+#            streams RAW_MIB (default 256) MiB of the gen:raw pattern in 1 MiB requests with
+#            8 in flight and logs 200,000 gen:can frames into CAN/, rotating every 2 MiB.
+#            Checked here: exit 0 and "nvme: ok"; fsck.exfat -n clean; `streamfat cat` of
+#            RAW.BIN is exactly the pattern (byte i = byte i mod 8 of the u64 LE i / 8);
+#            `streamfat export` of the CAN files, in name order, gives frames 0 .. N-1 in
+#            order (id 0x100 + k mod 16, data k as u64 LE), none missing or twice, in at
+#            least 3 files; the firmware's command report shows RAW_MIB writes of 1 MiB at
+#            least and a queue depth of at least 4.
+#   fault    fault=3 raw=16: the driver's hook fails the 3rd write of the raw stream with a
+#            Write Fault status: the firmware must report SF_EIO ("I/O error (-5)") from the
+#            stream, shut the controller down and exit 1 - not hang, not crash.
+#   nodev    no -device nvme: the firmware must say "no NVMe controller" and exit 2.
+# Exit 0 when every check passes, 1 on a failure, 77 when a tool is missing.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$src/build-hw}
+SF=${SF:-$src/build/streamfat}
+RAW_MIB=${RAW_MIB:-256}
+CAN_FRAMES=200000
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-300}
+
+fail() { echo "hw_nvme: FAIL: $*" >&2; exit 1; }
+say() { echo "hw_nvme: $*" >&2; }
+
+for t in clang ld.lld llvm-ar llvm-ranlib llvm-size qemu-system-aarch64 fsck.exfat cmake make \
+         python3 timeout; do
+    command -v "$t" >/dev/null 2>&1 || { say "$t not installed (scripts/deps.sh installs it)"; exit 77; }
+done
+[[ -x $SF ]] || fail "the CLI is not built: SF=$SF"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# ---- build ------------------------------------------------------------------------------------
+core=$out/core-a64
+if ! cmake -S "$src" -B "$core" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-none-elf-clang.cmake" \
+        </dev/null >"$out/core-a64.log" 2>&1 ||
+   ! cmake --build "$core" -j "${JOBS:-2}" </dev/null >>"$out/core-a64.log" 2>&1; then
+    cat "$out/core-a64.log" >&2
+    fail "the core does not build for aarch64-none-elf"
+fi
+if ! make -C "$src/examples/nvme" O="$out/nvme" CORE="$core/libstreamfat-core.a" \
+        </dev/null >"$out/nvme-build.log" 2>&1; then
+    cat "$out/nvme-build.log" >&2
+    fail "examples/nvme does not build"
+fi
+grep -A1 'text' "$out/nvme-build.log" >&2
+
+# ---- run --------------------------------------------------------------------------------------
+# run NAME IMAGE|- ARGS...: the firmware with ARGS on its command line; sets RC, CONSOLE.
+run() {
+    local name=$1 img=$2
+    shift 2
+    local dev=()
+    [[ $img != - ]] && dev=(-drive "file=$img,if=none,id=d,format=raw"
+                            -device nvme,drive=d,serial=sf0,mdts=8)
+    CONSOLE=$out/$name.console
+    RC=0
+    local t0=$SECONDS
+    timeout "$QEMU_TIMEOUT" qemu-system-aarch64 -M virt -cpu cortex-a53 -m 256M -nic none \
+        "${dev[@]}" -semihosting -no-reboot -nographic -monitor none \
+        -kernel "$out/nvme/nvme.elf" -append "$*" </dev/null >"$CONSOLE" 2>&1 || RC=$?
+    tr -d '\r' <"$CONSOLE" >"$CONSOLE.txt" && mv "$CONSOLE.txt" "$CONSOLE"
+    cat "$CONSOLE" >&2
+    ((RC != 124)) || fail "$name: QEMU did not finish within $QEMU_TIMEOUT s"
+    say "$name: QEMU exited $RC after $((SECONDS - t0)) s"
+}
+
+field() {  # field LINE-PREFIX KEY: the number after KEY on the console line
+    awk -v p="$1" -v k="$2" 'index($0, p) == 1 { for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$CONSOLE"
+}
+
+# ---- main case --------------------------------------------------------------------------------
+img=$out/nvme.img
+rm -f "$img"
+truncate -s 1G "$img"
+run main "$img" "raw=$RAW_MIB can=$CAN_FRAMES"
+((RC == 0)) || fail "main: the firmware exited $RC"
+grep -qx 'nvme: ok' "$CONSOLE" || fail "main: no 'nvme: ok'"
+grep -qx 'nvme: controller shut down' "$CONSOLE" || fail "main: the controller was not shut down"
+
+frc=0
+timeout 120 fsck.exfat -n "$img" </dev/null >"$out/main.fsck" 2>&1 || frc=$?
+cat "$out/main.fsck" >&2
+((frc == 0)) || fail "main: fsck.exfat -n exited $frc"
+
+raw_bytes=$((RAW_MIB << 20))
+[[ $(field 'nvme: raw' bytes) == "$raw_bytes" ]] || fail "main: the firmware did not stream $raw_bytes bytes"
+timeout 600 "$SF" cat "$img" /RAW.BIN </dev/null | timeout 600 python3 -c '
+import array, sys
+want, got, step = int(sys.argv[1]), 0, 1 << 20
+inp = sys.stdin.buffer
+while True:
+    b = inp.read(step)
+    if not b:
+        break
+    if len(b) % 8 or got % 8:
+        sys.exit("RAW.BIN: a read of %d bytes at %d" % (len(b), got))
+    w = array.array("Q", range(got // 8, (got + len(b)) // 8))
+    if sys.byteorder != "little":
+        w.byteswap()
+    if w.tobytes() != b:
+        e = next(i for i in range(len(b)) if b[i] != w.tobytes()[i])
+        sys.exit("RAW.BIN: byte %d differs from the gen:raw pattern" % (got + e))
+    got += len(b)
+if got != want:
+    sys.exit("RAW.BIN: %d bytes, want %d" % (got, want))
+print("RAW.BIN: %d bytes, the gen:raw pattern" % got, file=sys.stderr)
+' "$raw_bytes" || fail "main: RAW.BIN is not the pattern"
+
+mapfile -t files < <("$SF" ls "$img" /CAN </dev/null | awk '/\.SFL$/ { print $NF }' | sort)
+((${#files[@]} >= 3)) || fail "main: ${#files[@]} CAN files, want a rotation into 3 or more"
+: >"$out/main.frames"
+for f in "${files[@]}"; do
+    "$SF" export "$img" "/CAN/${f##*/}" </dev/null >>"$out/main.frames" ||
+        fail "main: streamfat export /CAN/$f failed"
+done
+python3 - "$out/main.frames" "$CAN_FRAMES" <<'EOF' || fail "main: the CAN frames are not all there in order"
+import sys
+k = 0
+with open(sys.argv[1]) as f:
+    for line in f:
+        t = line.split()
+        ident, data = t[2].split("#")
+        v = int.from_bytes(bytes.fromhex(data), "little")
+        if t[1] != "can0" or v != k or int(ident, 16) != 0x100 + k % 16:
+            sys.exit("frame %d: %s" % (k, line.strip()))
+        k += 1
+if k != int(sys.argv[2]):
+    sys.exit("%d frames, want %s" % (k, sys.argv[2]))
+print("CAN: %d frames in order" % k, file=sys.stderr)
+EOF
+
+mib_writes=$(awk '/^nvme: size from / { if ($4 >= 1048576) n += $6 } END { print n + 0 }' "$CONSOLE")
+depth=$(awk '/^nvme: max_depth / { print $3 }' "$CONSOLE")
+((mib_writes >= RAW_MIB)) || fail "main: $mib_writes commands of 1 MiB, want $RAW_MIB at least"
+((${depth:-0} >= 4)) || fail "main: queue depth ${depth:-?}, want 4 at least"
+say "main: fsck clean, RAW.BIN = pattern, ${#files[@]} CAN files in order, $mib_writes 1 MiB commands, depth $depth"
+
+# ---- a write that fails -----------------------------------------------------------------------
+fimg=$out/nvme-fault.img
+rm -f "$fimg"
+truncate -s 1G "$fimg"
+run fault "$fimg" raw=16 can=1000 fault=3
+rm -f "$fimg"
+((RC == 1)) || fail "fault: the firmware exited $RC, want 1"
+grep -Eq '^nvme: sf_stream_(submit|poll|close) failed: .*\(-5\) status 0x280$' "$CONSOLE" ||
+    fail "fault: no SF_EIO (-5) with the injected status reported"
+grep -q '^nvme: max_depth ' "$CONSOLE" || fail "fault: no command report after the error"
+grep -qx 'nvme: controller shut down' "$CONSOLE" || fail "fault: the controller was not shut down"
+[[ $(field 'nvme: commands' errors) == 1 ]] || fail "fault: want exactly one failed command"
+say "fault: SF_EIO reported, controller shut down, exit 1"
+
+# ---- no controller ----------------------------------------------------------------------------
+run nodev - raw=16
+((RC == 2)) || fail "nodev: the firmware exited $RC, want 2"
+grep -qx 'nvme: no NVMe controller on the PCIe bus' "$CONSOLE" || fail "nodev: no clear report"
+say "nodev: reported, exit 2"
+say "PASS"
