@@ -18,6 +18,10 @@
 #   fault    fault=3 raw=16: the driver's hook fails the 3rd write of the raw stream with a
 #            Write Fault status: the firmware must report SF_EIO ("I/O error (-5)") from the
 #            stream, shut the controller down and exit 1 - not hang, not crash.
+#   lost     lost=5 timeout=1000 raw=16: the hook drops the 5th write's completion: the driver
+#            times out, the firmware reports SF_ETIMEDOUT, shuts down, exits 1.
+#   split    mdts=7 (512 KiB) raw=32: every 1 MiB request goes out as two commands, none
+#            larger; fsck clean and RAW.BIN the pattern.
 #   nodev    no -device nvme: the firmware must say "no NVMe controller" and exit 2.
 # Exit 0 when every check passes, 1 on a failure, 77 when a tool is missing.
 set -euo pipefail
@@ -62,7 +66,7 @@ run() {
     shift 2
     local dev=()
     [[ $img != - ]] && dev=(-drive "file=$img,if=none,id=d,format=raw"
-                            -device nvme,drive=d,serial=sf0,mdts=8)
+                            -device "nvme,drive=d,serial=sf0,mdts=${MDTS:-8}")
     CONSOLE=$out/$name.console
     RC=0
     local t0=$SECONDS
@@ -79,23 +83,9 @@ field() {  # field LINE-PREFIX KEY: the number after KEY on the console line
     awk -v p="$1" -v k="$2" 'index($0, p) == 1 { for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$CONSOLE"
 }
 
-# ---- main case --------------------------------------------------------------------------------
-img=$out/nvme.img
-rm -f "$img"
-truncate -s 1G "$img"
-run main "$img" "raw=$RAW_MIB can=$CAN_FRAMES"
-((RC == 0)) || fail "main: the firmware exited $RC"
-grep -qx 'nvme: ok' "$CONSOLE" || fail "main: no 'nvme: ok'"
-grep -qx 'nvme: controller shut down' "$CONSOLE" || fail "main: the controller was not shut down"
-
-frc=0
-timeout 120 fsck.exfat -n "$img" </dev/null >"$out/main.fsck" 2>&1 || frc=$?
-cat "$out/main.fsck" >&2
-((frc == 0)) || fail "main: fsck.exfat -n exited $frc"
-
-raw_bytes=$((RAW_MIB << 20))
-[[ $(field 'nvme: raw' bytes) == "$raw_bytes" ]] || fail "main: the firmware did not stream $raw_bytes bytes"
-timeout 600 "$SF" cat "$img" /RAW.BIN </dev/null | timeout 600 python3 -c '
+# check_raw IMAGE BYTES: RAW.BIN on the image is BYTES bytes of the gen:raw pattern.
+check_raw() {
+    timeout 600 "$SF" cat "$1" /RAW.BIN </dev/null | timeout 600 python3 -c '
 import array, sys
 want, got, step = int(sys.argv[1]), 0, 1 << 20
 inp = sys.stdin.buffer
@@ -115,7 +105,26 @@ while True:
 if got != want:
     sys.exit("RAW.BIN: %d bytes, want %d" % (got, want))
 print("RAW.BIN: %d bytes, the gen:raw pattern" % got, file=sys.stderr)
-' "$raw_bytes" || fail "main: RAW.BIN is not the pattern"
+' "$2"
+}
+
+# ---- main case --------------------------------------------------------------------------------
+img=$out/nvme.img
+rm -f "$img"
+truncate -s 1G "$img"
+run main "$img" "raw=$RAW_MIB can=$CAN_FRAMES"
+((RC == 0)) || fail "main: the firmware exited $RC"
+grep -qx 'nvme: ok' "$CONSOLE" || fail "main: no 'nvme: ok'"
+grep -qx 'nvme: controller shut down' "$CONSOLE" || fail "main: the controller was not shut down"
+
+frc=0
+timeout 120 fsck.exfat -n "$img" </dev/null >"$out/main.fsck" 2>&1 || frc=$?
+cat "$out/main.fsck" >&2
+((frc == 0)) || fail "main: fsck.exfat -n exited $frc"
+
+raw_bytes=$((RAW_MIB << 20))
+[[ $(field 'nvme: raw' bytes) == "$raw_bytes" ]] || fail "main: the firmware did not stream $raw_bytes bytes"
+check_raw "$img" "$raw_bytes" || fail "main: RAW.BIN is not the pattern"
 
 mapfile -t files < <("$SF" ls "$img" /CAN </dev/null | awk '/\.SFL$/ { print $NF }' | sort)
 ((${#files[@]} >= 3)) || fail "main: ${#files[@]} CAN files, want a rotation into 3 or more"
@@ -159,6 +168,36 @@ grep -q '^nvme: max_depth ' "$CONSOLE" || fail "fault: no command report after t
 grep -qx 'nvme: controller shut down' "$CONSOLE" || fail "fault: the controller was not shut down"
 [[ $(field 'nvme: commands' errors) == 1 ]] || fail "fault: want exactly one failed command"
 say "fault: SF_EIO reported, controller shut down, exit 1"
+
+# ---- a lost completion: the driver's timeout ----------------------------------------------------
+limg=$out/nvme-lost.img
+rm -f "$limg"
+truncate -s 1G "$limg"
+run lost "$limg" raw=16 can=1000 lost=5 timeout=1000
+rm -f "$limg"
+((RC == 1)) || fail "lost: the firmware exited $RC, want 1"
+grep -Eq '^nvme: sf_stream_(submit|poll|close) failed: .*\(-110\)$' "$CONSOLE" ||
+    fail "lost: no SF_ETIMEDOUT (-110) reported"
+grep -qx 'nvme: controller shut down' "$CONSOLE" || fail "lost: the controller was not shut down"
+say "lost: the command timed out (SF_ETIMEDOUT), controller shut down, exit 1"
+
+# ---- MDTS below the request size: every 1 MiB request split in two -----------------------------
+simg=$out/nvme-split.img
+rm -f "$simg"
+truncate -s 1G "$simg"
+MDTS=7 run split "$simg" raw=32 can=1000
+((RC == 0)) || fail "split: the firmware exited $RC"
+[[ $(field 'nvme: model' max_transfer) == 524288 ]] || fail "split: MDTS 7 not read as 512 KiB"
+big=$(awk '/^nvme: size from / { if ($4 > 524288) n += $6 } END { print n + 0 }' "$CONSOLE")
+half=$(awk '/^nvme: size from / { if ($4 == 524288) n += $6 } END { print n + 0 }' "$CONSOLE")
+((big == 0)) || fail "split: $big commands larger than MDTS allows"
+((half >= 64)) || fail "split: $half commands of 512 KiB, want 64 at least (32 MiB in halves)"
+frc=0
+timeout 120 fsck.exfat -n "$simg" </dev/null >"$out/split.fsck" 2>&1 || frc=$?
+((frc == 0)) || { cat "$out/split.fsck" >&2; fail "split: fsck.exfat -n exited $frc"; }
+check_raw "$simg" $((32 << 20)) || fail "split: RAW.BIN is not the pattern"
+rm -f "$simg"
+say "split: $half commands of 512 KiB, none larger, fsck clean, RAW.BIN = pattern"
 
 # ---- no controller ----------------------------------------------------------------------------
 run nodev - raw=16

@@ -464,15 +464,16 @@ static uint32_t reap(struct sf_nvme *n)
         barrier_rd();
         uint32_t cid = dw3 & 0xFFFFu;
         uint16_t status = (uint16_t)((dw3 >> 17) & 0x7FFu);    /* SCT << 8 | SC */
-        if (cid < n->cfg.queue_depth && n->slot[cid].bio) {
+        uint16_t f = 0;
+        if (cid < n->cfg.queue_depth && n->slot[cid].bio && n->cfg.fault)
+            f = n->cfg.fault(n->cfg.fault_ctx, n->slot[cid].op, n->slot[cid].lba,
+                             n->slot[cid].count);
+        if (f)
+            status = f & 0x7FFu;
+        if (cid < n->cfg.queue_depth && n->slot[cid].bio && f != SF_NVME_FAULT_LOST) {
             struct sf_nvme_slot *s = &n->slot[cid];
             struct sf_bio *b = s->bio;
             uint64_t bytes = (uint64_t)s->count * ss;
-            if (n->cfg.fault) {
-                uint16_t f = n->cfg.fault(n->cfg.fault_ctx, s->op, s->lba, s->count);
-                if (f)
-                    status = f;
-            }
             if (s->op == NVM_FLUSH) {
                 n->st.flushes++;
             } else {

@@ -71,7 +71,10 @@ struct sf_nvme_stats {
 
 /* Called as each I/O command completes, with its opcode (0 flush, 1 write, 2 read), first
  * LBA and sectors: a non-zero return is taken as that command's status instead of the
- * controller's. For fault tests: QEMU's controller cannot be told to fail. */
+ * controller's; SF_NVME_FAULT_LOST drops the completion as if the controller had never
+ * posted it (the command then times out). For fault tests: QEMU's controller cannot be
+ * told to fail. */
+#define SF_NVME_FAULT_LOST 0xFFFFu
 typedef uint16_t (*sf_nvme_fault_fn)(void *ctx, uint8_t opcode, uint64_t lba, uint32_t count);
 typedef uint64_t (*sf_nvme_clock_fn)(void *ctx);               /* microseconds */
 typedef void (*sf_nvme_cache_fn)(void *ctx, const void *p, size_t n);

@@ -13,9 +13,10 @@
  * unmount, report over the UART what the controller saw (commands by kind and size, the
  * deepest queue), shut the controller down, exit through semihosting.
  *
- * Command line (QEMU -append): "raw=MiB can=N qd=N fault=N", all optional; fault=N makes
- * the driver's fault hook fail the Nth write command of the raw stream with a Write Fault
- * status (SCT 2, SC 0x80).
+ * Command line (QEMU -append): "raw=MiB can=N qd=N fault=N lost=N timeout=MS", all
+ * optional; fault=N makes the driver's fault hook fail the Nth write command of the raw
+ * stream with a Write Fault status (SCT 2, SC 0x80), lost=N drop that command's completion
+ * (the driver times out after timeout=MS, default 5000).
  * The lines starting with "nvme:" are the report tests/scripts/t_hw_nvme.sh reads.
  * Exit status: 0 ok, 1 a streamfat or driver call failed, 2 no controller / no PCIe host,
  * 3 a CPU exception, 4 no UART. */
@@ -55,8 +56,8 @@ static struct sf_log lg;
 /* ---- options ------------------------------------------------------------------------------- */
 
 static struct {
-    uint32_t raw_mib, can, qd, fault;
-} opt = { 256, 200000, 8, 0 };
+    uint32_t raw_mib, can, qd, fault, lost, timeout_ms;
+} opt = { 256, 200000, 8, 0, 0, 0 };
 
 static uint32_t parse_u32(const char *p)
 {
@@ -77,6 +78,10 @@ static void parse_options(const char *p)
             opt.qd = parse_u32(p + 3);
         else if (strncmp(p, "fault=", 6) == 0)
             opt.fault = parse_u32(p + 6);
+        else if (strncmp(p, "lost=", 5) == 0)
+            opt.lost = parse_u32(p + 5);
+        else if (strncmp(p, "timeout=", 8) == 0)
+            opt.timeout_ms = parse_u32(p + 8);
         while (*p && *p != ' ')
             p++;
         while (*p == ' ')
@@ -155,8 +160,13 @@ static uint16_t fault_hook(void *ctx, uint8_t opcode, uint64_t lba, uint32_t cou
     (void)ctx;
     (void)lba;
     (void)count;
-    if (fault_armed && opcode == 1 && ++writes_seen == opt.fault)
+    if (!fault_armed || opcode != 1)
+        return 0;
+    writes_seen++;
+    if (writes_seen == opt.fault)
         return 2u << 8 | 0x80u;         /* SCT 2 (media), SC 0x80: Write Fault */
+    if (writes_seen == opt.lost)
+        return SF_NVME_FAULT_LOST;      /* never completes: the driver's timeout */
     return 0;
 }
 
@@ -231,7 +241,8 @@ static int bring_up(void)
     c.mem_size = sizeof nvme_mem;
     c.queue_depth = NVME_QD;
     c.clock = clock_us;
-    if (opt.fault)
+    c.timeout_ms = opt.timeout_ms;
+    if (opt.fault || opt.lost)
         c.fault = fault_hook;
     if ((e = sf_nvme_init(&nv, &c)))
         return failed("sf_nvme_init", e);
@@ -461,6 +472,7 @@ int main(void)
     kv("can", opt.can);
     kv("qd", opt.qd);
     kv("fault", opt.fault);
+    kv("lost", opt.lost);
     board_puts("\n");
     if (!(rc = format_and_mount()) && !(rc = run_raw()) && !(rc = run_can())) {
         int e = sf_unmount(&vol);
