@@ -22,6 +22,8 @@
 #            times out, the firmware reports SF_ETIMEDOUT, shuts down, exits 1.
 #   split    mdts=7 (512 KiB) raw=32: every 1 MiB request goes out as two commands, none
 #            larger; fsck clean and RAW.BIN the pattern.
+#   sector4k logical_block_size=4096 raw=16: the namespace's LBA format gives 4096-byte
+#            sectors; fsck clean and RAW.BIN the pattern.
 #   nodev    no -device nvme: the firmware must say "no NVMe controller" and exit 2.
 # Exit 0 when every check passes, 1 on a failure, 77 when a tool is missing.
 set -euo pipefail
@@ -66,7 +68,7 @@ run() {
     shift 2
     local dev=()
     [[ $img != - ]] && dev=(-drive "file=$img,if=none,id=d,format=raw"
-                            -device "nvme,drive=d,serial=sf0,mdts=${MDTS:-8}")
+                            -device "nvme,drive=d,serial=sf0,mdts=${MDTS:-8}${NVME_OPTS:-}")
     CONSOLE=$out/$name.console
     RC=0
     local t0=$SECONDS
@@ -198,6 +200,22 @@ timeout 120 fsck.exfat -n "$simg" </dev/null >"$out/split.fsck" 2>&1 || frc=$?
 check_raw "$simg" $((32 << 20)) || fail "split: RAW.BIN is not the pattern"
 rm -f "$simg"
 say "split: $half commands of 512 KiB, none larger, fsck clean, RAW.BIN = pattern"
+
+# ---- a namespace of 4096-byte sectors ------------------------------------------------------------
+kimg=$out/nvme-4k.img
+rm -f "$kimg"
+truncate -s 1G "$kimg"
+NVME_OPTS=,logical_block_size=4096,physical_block_size=4096 run sector4k "$kimg" raw=16 can=20000
+((RC == 0)) || fail "sector4k: the firmware exited $RC"
+[[ $(field 'nvme: model' sector) == 4096 ]] || fail "sector4k: the LBA format was not read as 4096 bytes"
+frc=0
+timeout 120 fsck.exfat -n "$kimg" </dev/null >"$out/sector4k.fsck" 2>&1 || frc=$?
+((frc == 0)) || { cat "$out/sector4k.fsck" >&2; fail "sector4k: fsck.exfat -n exited $frc"; }
+check_raw "$kimg" $((16 << 20)) || fail "sector4k: RAW.BIN is not the pattern"
+"$SF" info "$kimg" </dev/null | grep -Eq '^sector size: +4096$' ||
+    fail "sector4k: the volume does not have 4096-byte sectors"
+rm -f "$kimg"
+say "sector4k: 4096-byte LBA format found, fsck clean, RAW.BIN = pattern"
 
 # ---- no controller ----------------------------------------------------------------------------
 run nodev - raw=16
