@@ -24,6 +24,8 @@
 #            larger; fsck clean and RAW.BIN the pattern.
 #   sector4k logical_block_size=4096 raw=16: the namespace's LBA format gives 4096-byte
 #            sectors; fsck clean and RAW.BIN the pattern.
+#   bridge   the controller behind a pcie-root-port (bus 1, as on a Zynq UltraScale+): the
+#            bridge numbered and its window opened; fsck clean and RAW.BIN the pattern.
 #   nodev    no -device nvme: the firmware must say "no NVMe controller" and exit 2.
 # Exit 0 when every check passes, 1 on a failure, 77 when a tool is missing.
 set -euo pipefail
@@ -69,6 +71,7 @@ run() {
     local dev=()
     [[ $img != - ]] && dev=(-drive "file=$img,if=none,id=d,format=raw"
                             -device "nvme,drive=d,serial=sf0,mdts=${MDTS:-8}${NVME_OPTS:-}")
+    [[ -n ${ROOT_PORT:-} ]] && dev=(-device pcie-root-port,id=rp0,chassis=1,slot=0 "${dev[@]}")
     CONSOLE=$out/$name.console
     RC=0
     local t0=$SECONDS
@@ -216,6 +219,21 @@ check_raw "$kimg" $((16 << 20)) || fail "sector4k: RAW.BIN is not the pattern"
     fail "sector4k: the volume does not have 4096-byte sectors"
 rm -f "$kimg"
 say "sector4k: 4096-byte LBA format found, fsck clean, RAW.BIN = pattern"
+
+# ---- behind a PCIe root port, as on a Zynq UltraScale+ ------------------------------------------
+bimg=$out/nvme-bridge.img
+rm -f "$bimg"
+truncate -s 1G "$bimg"
+ROOT_PORT=1 NVME_OPTS=,bus=rp0 run bridge "$bimg" raw=16 can=1000
+((RC == 0)) || fail "bridge: the firmware exited $RC"
+[[ $(field 'nvme: controller' bus) == 1 && $(field 'nvme: controller' bridges) == 1 ]] ||
+    fail "bridge: the controller was not found on bus 1 behind one bridge"
+frc=0
+timeout 120 fsck.exfat -n "$bimg" </dev/null >"$out/bridge.fsck" 2>&1 || frc=$?
+((frc == 0)) || { cat "$out/bridge.fsck" >&2; fail "bridge: fsck.exfat -n exited $frc"; }
+check_raw "$bimg" $((16 << 20)) || fail "bridge: RAW.BIN is not the pattern"
+rm -f "$bimg"
+say "bridge: found on bus 1 behind the root port, fsck clean, RAW.BIN = pattern"
 
 # ---- no controller ----------------------------------------------------------------------------
 run nodev - raw=16

@@ -640,6 +640,8 @@ static int nvme_flush(struct sf_bdev *bd)
 int sf_nvme_shutdown(struct sf_nvme *n)
 {
     int err = 0;
+    if (!n->cfg.regs || !n->cfg.clock || !n->cap_to_ms)
+        return SF_EINVAL;               /* sf_nvme_init did not get as far as the controller */
     while (!n->dead && n->busy)
         if ((err = wait_progress(n)))
             break;

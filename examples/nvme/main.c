@@ -218,6 +218,7 @@ static int bring_up(void)
     h.mem_cpu = bp.mem_cpu;
     h.mem_pci = bp.mem_pci;
     h.mem_size = bp.mem_size;
+    h.bus_last = (uint8_t)bp.bus_last;
     if (sf_pcie_find_class(&h, NVME_CLASS, &f)) {
         board_puts("nvme: no NVMe controller on the PCIe bus\n");
         return 2;
@@ -230,6 +231,7 @@ static int bring_up(void)
     board_put_hex(f.device);
     kv("bus", f.bus);
     kv("dev", f.dev);
+    kv("bridges", f.nbridges);
     board_puts(" bar0 ");
     board_put_hex(f.bar0);
     board_puts("\n");
