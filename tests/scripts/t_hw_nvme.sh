@@ -4,9 +4,11 @@
 # there): 256 MiB of the gen:raw pattern streamed in 1 MiB commands with 4+ in flight and a
 # rotated CAN log on exFAT with 1 MiB clusters, checked on the host (fsck.exfat -n, the
 # bytes of RAW.BIN, the frames of every CAN file in order, the firmware's command report);
-# an injected Write Fault reported as SF_EIO with a clean stop; no controller reported, no
-# hang. The 256 MiB the issue asks for stay in make check: the run takes about 15-30 s
-# under TCG (QEMU_TIMEOUT bounds each run to 300 s).
+# an injected Write Fault reported as SF_EIO with a clean stop; a lost completion timed out;
+# MDTS splitting; 4096-byte sectors; the controller behind a root port; no controller
+# reported, no hang. The 256 MiB the issue asks for stay in make check: that QEMU run takes
+# 2-15 s under TCG, the whole test 45-65 s with the core's AArch64 build (2026-12-01, two
+# loaded cores); QEMU_TIMEOUT bounds each run to 300 s.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
