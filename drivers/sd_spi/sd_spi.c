@@ -381,7 +381,12 @@ static int write_data(struct sd_spi *d, uint8_t token, const uint8_t *p)
     xfer(d, token);
     send(d, p, BLOCK);
     send(d, c, 2);
-    resp = xfer(d, 0xFF) & DATA_RESP_MASK;
+    /* The data response follows the CRC at once; allow a few bytes for cards that idle
+     * the line first. */
+    resp = 0xFF;
+    for (int i = 0; i < 8 && resp == 0xFF; i++)
+        resp = xfer(d, 0xFF);
+    resp &= DATA_RESP_MASK;
     if (resp != DATA_ACCEPTED) {
         if (resp == DATA_CRC_ERROR)
             d->crc_errors++;

@@ -6,7 +6,7 @@
  * written blocks when CRC is on, 512-aligned byte addresses on byte-addressed cards, CMD16
  * before a byte-addressed transfer, the stop-tran token after CMD25), and can misbehave:
  * no card, a version 1 card, a busy that never ends, no read token, an error token, a
- * corrupted read CRC, a rejected write. Each case checks the driver's result, its `why`
+ * corrupted read CRC, a rejected write, a data response a byte late. Each case checks the driver's result, its `why`
  * and that it ended (the millisecond clock advances with every poll, so timeouts fire).
  *
  * The driver is compiled into this test (as test_crc32c_small does with its source). */
@@ -20,7 +20,7 @@
 #define SECTORS 4096u                   /* a 2 MiB card */
 
 enum misbehave { OK = 0, NO_CARD, BUSY_FOREVER, NO_TOKEN, ERROR_TOKEN, BAD_READ_CRC,
-                 REJECT_WRITE, CRC_REJECT_WRITE };
+                 REJECT_WRITE, CRC_REJECT_WRITE, LATE_RESPONSE };
 
 struct card {
     int version;                        /* 1 or 2 */
@@ -242,6 +242,8 @@ static void write_byte(uint8_t b)
     int crc_bad = C.crc_on && crc != sd_spi_crc16(C.wbuf, 512);
     if (crc_bad)
         C.bad_crc16++;
+    if (C.mis == LATE_RESPONSE)
+        q(0xFF);                        /* the line idles a byte before the response */
     if (C.mis == REJECT_WRITE) {
         q(0x0D);
     } else if (crc_bad || C.mis == CRC_REJECT_WRITE) {
@@ -382,6 +384,10 @@ int main(void)
     CHECK_EQ(C.blocklen_set, 1);
     CHECK_EQ(d.bd.sector_count, SECTORS);
     round_trip("SDSC v2");
+    /* a card whose data response comes a byte late */
+    card_reset(2, 1, LATE_RESPONSE);
+    REQUIRE(sd_spi_init(&d, &port, 0) == 0);
+    round_trip("late data response");
     /* a version 1 card: CMD8 illegal, ACMD41 without HCS, byte addresses */
     card_reset(1, 0, OK);
     REQUIRE(sd_spi_init(&d, &port, 0) == 0);
