@@ -17,6 +17,11 @@
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
 #                   fsck.exfat -n on the image it made; needs cmake, cc, pkg-config and
 #                   zlib's headers (says so if missing; make check installs them)
+#   make hw-sd      the SD-over-SPI logger (examples/sd-spi, drivers/sd_spi) on QEMU's
+#                   lm3s6965evb: builds it, makes HW_BUILD/sd.img (4 GiB SDHC, FAT32) and
+#                   sd256.img (256 MiB SDSC, FAT16), runs it on both, checks them with
+#                   fsck.fat and streamfat export, then no card and a failing card
+#                   (scripts/hw_sd.sh)
 #   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
 #   make bench      bench/run.sh if it exists
 #   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
@@ -124,9 +129,15 @@ fuzz: build
 	FUZZ_BUILD=$(abspath $(FUZZ_BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) \
 		SF=$(abspath $(BUILD))/streamfat bash fuzz/run.sh
 
+# SD card over SPI on QEMU's lm3s6965evb (docs/PORTING.md, "SD card over SPI"): the core for
+# the Cortex-M3, the firmware, two cards, a remount, no card, injected faults, the host's checks.
+HW_BUILD ?= build-hw
+.PHONY: hw-sd
+hw-sd: build
+	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) nice -n 10 bash scripts/hw_sd.sh $(abspath $(HW_BUILD))
+
 # examples/nvme under QEMU: the core for bare-metal AArch64, the firmware, three runs (the
 # stream, an injected write fault, no controller) and the host's checks of the image.
-HW_BUILD ?= build-hw
 hw-nvme: build
 	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) nice -n 10 bash scripts/hw_nvme.sh $(abspath $(HW_BUILD))
 
