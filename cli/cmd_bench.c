@@ -7,10 +7,10 @@
 #endif
 #include "bench_analyze.h"
 #include "cli.h"
-#include "json.h"
+#include "common/json.h"
 #include "sim_target.h"
-#include "target.h"
-#include "units.h"
+#include "common/target.h"
+#include "common/units.h"
 
 #include <getopt.h>
 #include <inttypes.h>

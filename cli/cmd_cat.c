@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "target.h"
+#include "common/target.h"
 
 #include <errno.h>
 #include <fcntl.h>

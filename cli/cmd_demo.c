@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "target.h"
+#include "common/target.h"
 
 #include "streamfat/decode.h"
 #include "streamfat/filebd.h"

@@ -14,8 +14,8 @@
 #include "cli.h"
 #include "export.h"
 #include "log_sources.h"
-#include "target.h"
-#include "units.h"
+#include "common/target.h"
+#include "common/units.h"
 #include "streamfat/decode.h"
 
 #include <ctype.h>

@@ -3,9 +3,9 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "json.h"
-#include "target.h"
-#include "fault_env.h"
+#include "common/json.h"
+#include "common/target.h"
+#include "common/fault_env.h"
 #include "streamfat/check.h"
 
 #include <getopt.h>

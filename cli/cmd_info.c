@@ -3,9 +3,9 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "json.h"
-#include "target.h"
-#include "units.h"
+#include "common/json.h"
+#include "common/target.h"
+#include "common/units.h"
 
 #include <getopt.h>
 #include <inttypes.h>

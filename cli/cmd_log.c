@@ -9,10 +9,10 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "json.h"
+#include "common/json.h"
 #include "log_sources.h"
-#include "target.h"
-#include "units.h"
+#include "common/target.h"
+#include "common/units.h"
 
 #include "streamfat/log.h"
 

@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "json.h"
-#include "target.h"
+#include "common/json.h"
+#include "common/target.h"
 
 #include <getopt.h>
 #include <inttypes.h>

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "target.h"
+#include "common/target.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "target.h"
-#include "fault_env.h"
-#include "units.h"
+#include "common/target.h"
+#include "common/fault_env.h"
+#include "common/units.h"
 
 #include <errno.h>
 #include <getopt.h>

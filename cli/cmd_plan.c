@@ -5,8 +5,8 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "json.h"
-#include "units.h"
+#include "common/json.h"
+#include "common/units.h"
 
 #include <getopt.h>
 #include <inttypes.h>

@@ -6,8 +6,8 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "target.h"
-#include "units.h"
+#include "common/target.h"
+#include "common/units.h"
 
 #include "streamfat/stream.h"
 

@@ -10,7 +10,7 @@
 #include "log_sources.h"
 #include "cli.h"
 #include "import.h"
-#include "units.h"
+#include "common/units.h"
 
 #include "streamfat/log.h"
 

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "units.h"
+#include "common/units.h"
 
 #include <getopt.h>
 #include <inttypes.h>

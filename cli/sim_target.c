@@ -5,7 +5,7 @@
 #endif
 #include "sim_target.h"
 #include "cli.h"
-#include "units.h"
+#include "common/units.h"
 
 #include <errno.h>
 #include <fcntl.h>
