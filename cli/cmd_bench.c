@@ -5,10 +5,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "bench_analyze.h"
+#include "tools/bench_analyze.h"
 #include "cli.h"
 #include "common/json.h"
-#include "sim_target.h"
+#include "tools/sim_target.h"
 #include "common/target.h"
 #include "common/units.h"
 

@@ -6,7 +6,7 @@
 #include "target.h"
 #include "fault_env.h"
 #include "cli.h"
-#include "sim_target.h"
+#include "tools/sim_target.h"
 #include "fs/part.h"
 
 #include <errno.h>
