@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "export.h"
+#include "formats/export.h"
 #include "log_sources.h"
 #include "common/target.h"
 #include "common/units.h"

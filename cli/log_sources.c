@@ -9,7 +9,7 @@
 #endif
 #include "log_sources.h"
 #include "cli.h"
-#include "import.h"
+#include "formats/import.h"
 #include "common/units.h"
 
 #include "streamfat/log.h"
