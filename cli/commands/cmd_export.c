@@ -13,7 +13,7 @@
 #endif
 #include "cli.h"
 #include "formats/export.h"
-#include "log_sources.h"
+#include "sources/log_sources.h"
 #include "common/target.h"
 #include "common/units.h"
 #include "streamfat/decode.h"

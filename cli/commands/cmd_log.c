@@ -10,7 +10,7 @@
 #endif
 #include "cli.h"
 #include "common/json.h"
-#include "log_sources.h"
+#include "sources/log_sources.h"
 #include "common/target.h"
 #include "common/units.h"
 

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log_sources.h"
+#include "sources/log_sources.h"
 
 enum imp_format { IMP_CANDUMP = 0, IMP_ASC = 1, IMP_BLF = 2, IMP_MF4 = 3 };
 
