@@ -1,7 +1,8 @@
-/* streamfat export: what cmd_export.c (sources, filters, the decode loop) and the format
- * writers (export_candump.c, export_asc.c, export_blf.c, export_csv.c, export_raw.c) share.
+/* streamfat export: what cmd_export.c (options, inputs, outputs), export.c (filters, the
+ * decode loop) and the format writers (export_candump.c, export_asc.c, export_blf.c,
+ * export_csv.c, export_raw.c, export_mf4.c) share.
  *
- * cmd_export.c decodes a log file, drops what the filters exclude and hands each remaining
+ * export.c decodes a log file, drops what the filters exclude and hands each remaining
  * record to one writer, in file order. A writer streams: it keeps at most a few hundred KiB
  * of state (BLF: one log container) however long the log is.
  *
@@ -14,7 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sources/log_sources.h"
 #include "streamfat/rec.h"
+
+struct sf_file;
 
 #define EXPORT_IFNAME_MAX 32
 
@@ -76,5 +80,41 @@ int export_write(struct export_ctx *x, const void *p, size_t n);
  * (so a BLF or ASC log replayed with `log --source file:`, whose channel N became can<N-1>,
  * exports with its own numbers), else the streamfat channel + 1. */
 unsigned export_vector_channel(const struct export_ctx *x, uint8_t ch);
+
+/* ---- export.c: one log through the filters into a writer ----------------------------- */
+
+#define EXPORT_MAX_CHANNEL_FILTERS 32
+#define EXPORT_NO_MATCH 3          /* exit status: the filters selected nothing */
+
+/* A time bound: +DURATION from the log's start, or absolute ns. */
+struct export_tbound {
+    int set, rel;
+    uint64_t ns;
+};
+
+/* What to export and how (the options of streamfat export). */
+struct export_opts {
+    const struct export_writer *w;
+    const char *chan[EXPORT_MAX_CHANNEL_FILTERS];
+    unsigned nchan;
+    struct src_filter ids[SRC_MAX_FILTERS];
+    unsigned nids;
+    int id_accept;                 /* some --id accepts (else everything not rejected) */
+    struct export_tbound from, to;
+    int relative, blf_level, mf4_level;
+};
+
+/* Where the log's bytes come from: a host descriptor or a file on a volume. */
+struct export_input {
+    int fd;                        /* -1 for a volume file */
+    struct sf_file *f;
+    int complete;                  /* export_one wrote the output to its end (damage or not) */
+};
+
+/* Export one log from `in` to `out` (src and out_name name them in messages): 0 clean,
+ * CLI_ERR on damage or an error (message printed), EXPORT_NO_MATCH when check_match is set
+ * and the channel or id filters selected nothing from a log that has records. */
+int export_one(const struct export_opts *o, const char *src, struct export_input *in,
+               FILE *out, const char *out_name, int check_match);
 
 #endif
