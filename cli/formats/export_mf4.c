@@ -1,4 +1,4 @@
-/* ASAM MDF 4.11 (cli/mf4_format.h has the layout) in the CAN bus-logging layout that
+/* ASAM MDF 4.11 (mf4_format.h has the layout) in the CAN bus-logging layout that
  * asammdf, python-can and Vector's tools read: up to three sorted data groups,
  * CAN_DataFrame (data frames, CAN FD included), CAN_RemoteFrame and CAN_ErrorFrame, each
  * with a float64 master time channel (seconds from the HD start) and a structure channel
@@ -17,44 +17,26 @@
  * says "UnFinMF " until then). So the output must be seekable: cmd_export.c refuses a
  * pipe. Memory: three block buffers, a transposition buffer and the deflate output.
  *
+ * This file is the writer: records into groups, events, and the structure at the end;
+ * export_mf4_blocks.c writes the bytes (blocks, links, the DT/DZ data blocks and their DL
+ * lists), export_mf4.h holds what they share.
+ *
  * DROP records become EV blocks (acquisition interrupted, at the DROP's time), ANNOTATION
  * records marker EV blocks with the text as their name; both are written as they come and
  * chained by patching the previous EV's next link. META records (key=value from the log's
  * header) go into the HD comment's common_properties; CHANNEL names into the SI comment
  * (BusChannel N = name). */
-#include "export.h"
-#include "mf4_format.h"
+#include "export_mf4.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
-#ifdef SF_HAVE_LIBDEFLATE
-#include <libdeflate.h>
-/* libdeflate's Adler-32 is several times zlib's (11 % of a level-1 export with zlib's). */
-#define mf4_adler32(a, p, n) libdeflate_adler32((a), (p), (n))
-#else
-#define mf4_adler32(a, p, n) ((uint32_t)adler32_z((a), (p), (n)))
-#endif
 
 #include "streamfat/sf.h"
 
-#define BLOCK_RAW (1u << 20)       /* target record bytes per DT/DZ block */
-#define DL_MAX 32u                 /* data blocks (32 MiB of records) per DL block */
-#define NGROUPS 3
-#define MD_MAX 16384u              /* an MD/TX block built in memory */
-
-enum { G_DATA = 0, G_REMOTE = 1, G_ERROR = 2 };
-
-struct member {
-    const char *name;              /* after "CAN_DataFrame." */
-    uint32_t off, bits;
-    uint8_t type;
-};
-
-static const struct member frame_members[] = {
+const struct member mf4_frame_members[10] = {
     { "BusChannel", MF4_REC_BUS_CHANNEL, 8, MF4_DT_UINT_LE },
     { "ID", MF4_REC_ID, 32, MF4_DT_UINT_LE },
     { "IDE", MF4_REC_IDE, 8, MF4_DT_UINT_LE },
@@ -76,401 +58,6 @@ static const struct member remote_members[] = {
     { "Dir", MF4_REC_RTR_DIR, 8, MF4_DT_UINT_LE },
 };
 
-struct group {
-    const char *name;              /* the structure channel's name */
-    const struct member *members;
-    unsigned nmembers;
-    uint32_t rec;                  /* record bytes */
-    uint8_t *buf;                  /* records not yet written */
-    uint32_t cap, fill;
-    uint64_t cycles;               /* records */
-    uint8_t maxlen;                /* the longest DataLength among the buffered records */
-    uint64_t stream;               /* record bytes in blocks already written */
-    uint64_t dl_link[DL_MAX], dl_off[DL_MAX];
-    unsigned dl_n;
-    uint64_t dl_first, dl_last;    /* file offsets of written DL blocks */
-};
-
-struct mf4 {
-    struct group g[NGROUPS];
-    uint8_t *tbuf;                 /* transposed block */
-    uint8_t *zbuf;                 /* deflated block */
-    uLong zcap;
-    z_stream zs;
-    int zs_ready;
-    uint8_t *blk;                  /* a DL or MD block being built */
-    uint64_t pos;                  /* file offset of the next byte written */
-    uint64_t start;                /* HD start time, ns */
-    int started;                   /* start is the first record's time */
-    uint64_t ev_last;              /* the last EV written (its next link is patched) */
-    uint64_t ev_first;
-    uint8_t chan_used[256];        /* streamfat channels that carried frames */
-    int err;                       /* a write failed (errno set) */
-};
-
-/* ---- output ----------------------------------------------------------------------------- */
-
-static void out(struct export_ctx *x, struct mf4 *m, const void *p, size_t n)
-{
-    if (m->err)
-        return;
-    if (export_write(x, p, n)) {
-        m->err = 1;
-        return;
-    }
-    m->pos += n;
-}
-
-static void align(struct export_ctx *x, struct mf4 *m)
-{
-    static const uint8_t zeros[MF4_ALIGN];
-    size_t k = (size_t)((MF4_ALIGN - m->pos % MF4_ALIGN) % MF4_ALIGN);
-
-    if (k)
-        out(x, m, zeros, k);
-}
-
-/* Overwrite n bytes at file offset `at` (already written) and go back to the end. */
-static void patch(struct export_ctx *x, struct mf4 *m, uint64_t at, const void *p, size_t n)
-{
-    if (m->err)
-        return;
-    if (fflush(x->out) || fseeko(x->out, (off_t)at, SEEK_SET) || export_write(x, p, n) ||
-        fflush(x->out) || fseeko(x->out, (off_t)m->pos, SEEK_SET))
-        m->err = 1;
-}
-
-static void patch_link(struct export_ctx *x, struct mf4 *m, uint64_t at, uint64_t v)
-{
-    uint8_t b[8];
-
-    st_le64(b, v);
-    patch(x, m, at, b, 8);
-}
-
-static void block_header(uint8_t *b, const char *id, uint64_t len, uint64_t links)
-{
-    memset(b, 0, MF4_HDR_SIZE);
-    memcpy(b + MF4_H_ID, id, 4);
-    st_le64(b + MF4_H_LENGTH, len);
-    st_le64(b + MF4_H_LINK_COUNT, links);
-}
-
-/* Write a block of `nlinks` links and `ndata` data bytes (b holds all of it, header
- * included); returns its offset. */
-static uint64_t put_block(struct export_ctx *x, struct mf4 *m, uint8_t *b, const char *id,
-                          unsigned nlinks, size_t ndata)
-{
-    uint64_t len = MF4_HDR_SIZE + 8u * nlinks + ndata, at;
-
-    align(x, m);
-    at = m->pos;
-    block_header(b, id, len, nlinks);
-    out(x, m, b, (size_t)len);
-    return at;
-}
-
-/* A TX ("##TX") or MD ("##MD") block holding the text s (n bytes); returns its offset. */
-static uint64_t put_text(struct export_ctx *x, struct mf4 *m, const char *id, const char *s,
-                         size_t n)
-{
-    static const uint8_t zeros[MF4_ALIGN];
-    uint8_t h[MF4_HDR_SIZE];
-    size_t padded = (n + 1 + MF4_ALIGN - 1) / MF4_ALIGN * MF4_ALIGN;
-    uint64_t at;
-
-    align(x, m);
-    at = m->pos;
-    block_header(h, id, MF4_HDR_SIZE + padded, 0);
-    out(x, m, h, sizeof h);
-    out(x, m, s, n);
-    out(x, m, zeros, padded - n);
-    return at;
-}
-
-static uint64_t put_tx(struct export_ctx *x, struct mf4 *m, const char *s)
-{
-    return put_text(x, m, "##TX", s, strlen(s));
-}
-
-/* XML text: &, <, > and quotes escaped, control characters and invalid UTF-8 kept out
- * (replaced by '?'), at most cap - 1 bytes. Returns the new length. */
-static size_t xml_append(char *d, size_t len, size_t cap, const uint8_t *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        char one[2] = { (char)s[i], 0 };
-        size_t k;
-        switch (s[i]) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        default:
-            if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n')
-                one[0] = '?';
-            else if (s[i] >= 0x80)
-                one[0] = '?';      /* no UTF-8 validation: keep the XML well-formed */
-            rep = one;
-        }
-        k = strlen(rep);
-        if (len + k >= cap)
-            break;
-        memcpy(d + len, rep, k);
-        len += k;
-    }
-    d[len] = '\0';
-    return len;
-}
-
-static size_t str_append(char *d, size_t len, size_t cap, const char *s)
-{
-    size_t k = strlen(s);
-
-    if (len + k >= cap)
-        k = cap - 1 - len;
-    memcpy(d + len, s, k);
-    len += k;
-    d[len] = '\0';
-    return len;
-}
-
-/* ---- data blocks -------------------------------------------------------------------------- */
-
-static void write_dl(struct export_ctx *x, struct mf4 *m, struct group *g)
-{
-    uint8_t *b = m->blk;
-    unsigned n = g->dl_n;
-    uint8_t *d = b + MF4_HDR_SIZE + 8u * (1 + n);
-    uint64_t at;
-
-    if (!n)
-        return;
-    memset(b, 0, MF4_HDR_SIZE + 8u * (1 + n) + 8u + 8u * n);
-    for (unsigned i = 0; i < n; i++) {
-        st_le64(b + MF4_HDR_SIZE + 8u * (1 + i), g->dl_link[i]);
-        st_le64(d + MF4_DL_OFFSETS + 8u * i, g->dl_off[i]);
-    }
-    d[MF4_DL_FLAGS] = 0;
-    st_le32(d + MF4_DL_COUNT, n);
-    at = put_block(x, m, b, "##DL", 1 + n, 8u + 8u * n);
-    if (g->dl_last)
-        patch_link(x, m, g->dl_last + MF4_HDR_SIZE + 8u * MF4_DL_L_NEXT, at);
-    else
-        g->dl_first = at;
-    g->dl_last = at;
-    g->dl_n = 0;
-}
-
-/* ---- a run of zeros as a deflate block of its own ---------------------------------------- */
-
-struct bitout {
-    uint8_t *p;
-    uint64_t acc;
-    unsigned n;
-};
-
-static void bits_put(struct bitout *b, uint32_t v, unsigned n)   /* LSB first */
-{
-    b->acc |= (uint64_t)v << b->n;
-    b->n += n;
-    while (b->n >= 8) {
-        *b->p++ = (uint8_t)b->acc;
-        b->acc >>= 8;
-        b->n -= 8;
-    }
-}
-
-static void huff_put(struct bitout *b, uint32_t code, unsigned n)   /* MSB of the code first */
-{
-    uint32_t r = 0;
-
-    for (unsigned i = 0; i < n; i++)
-        r |= ((code >> i) & 1u) << (n - 1 - i);
-    bits_put(b, r, n);
-}
-
-/* The fixed-Huffman code of literal/length symbol sym (RFC 1951, 3.2.6). */
-static void fixed_sym(struct bitout *b, unsigned sym)
-{
-    if (sym < 144)
-        huff_put(b, 0x30 + sym, 8);
-    else if (sym < 256)
-        huff_put(b, 0x190 + sym - 144, 9);
-    else if (sym < 280)
-        huff_put(b, sym - 256, 7);
-    else
-        huff_put(b, 0xc0 + sym - 280, 8);
-}
-
-/* N > 0 zero bytes as one fixed-Huffman block (not final): a literal 0, then matches at
- * distance 1 (13 bits per 258 bytes), then an empty stored block to end on a byte
- * boundary. Returns the bytes written at p (at most N / 158 + 16). */
-static size_t zero_run_block(uint8_t *p, uint64_t n)
-{
-    static const uint16_t base[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27,
-                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195,
-                                       227, 258 };
-    static const uint8_t extra[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3,
-                                       3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-    struct bitout b = { p, 0, 0 };
-
-    bits_put(&b, 0, 1);            /* BFINAL 0 */
-    bits_put(&b, 1, 2);            /* BTYPE 01: fixed Huffman codes */
-    fixed_sym(&b, 0);
-    n--;
-    while (n) {
-        unsigned len = n >= 258 ? 258u : (unsigned)n, k = 28;
-        if (len < 3) {
-            fixed_sym(&b, 0);
-            n--;
-            continue;
-        }
-        while (base[k] > len)
-            k--;
-        fixed_sym(&b, 257 + k);
-        bits_put(&b, len - base[k], extra[k]);
-        huff_put(&b, 0, 5);        /* distance code 0: distance 1 */
-        n -= len;
-    }
-    fixed_sym(&b, 256);            /* end of block */
-    bits_put(&b, 0, 3);            /* empty stored block: BFINAL 0, BTYPE 00 */
-    if (b.n)
-        bits_put(&b, 0, 8 - b.n);
-    memcpy(b.p, "\x00\x00\xff\xff", 4);
-    return (size_t)(b.p + 4 - p);
-}
-
-/* Raw deflate of n bytes at in to *out with zlib, ending with `flush`. */
-static int zdeflate(struct mf4 *m, const uint8_t *in, size_t n, uint8_t **out, int flush)
-{
-    uInt room = (uInt)(m->zbuf + m->zcap - *out);
-
-    m->zs.next_in = (Bytef *)(uintptr_t)in;
-    m->zs.avail_in = (uInt)n;
-    m->zs.next_out = *out;
-    m->zs.avail_out = room;
-    int rc = deflate(&m->zs, flush);
-    *out = m->zs.next_out;
-    if (flush == Z_FINISH)
-        return rc == Z_STREAM_END ? 0 : -1;
-    return rc == Z_OK && m->zs.avail_in == 0 && m->zs.avail_out > 0 ? 0 : -1;
-}
-
-/* Write the group's buffered records as one DT or DZ block. */
-static void flush_group(struct export_ctx *x, struct mf4 *m, struct group *g)
-{
-    uint8_t h[MF4_HDR_SIZE + MF4_DZ_DATA];
-    uint64_t at;
-
-    if (!g->fill || m->err)
-        return;
-    if (g->dl_n == DL_MAX)
-        write_dl(x, m, g);
-    align(x, m);
-    at = m->pos;
-    if (x->mf4_level == 0) {
-        block_header(h, "##DT", MF4_HDR_SIZE + (uint64_t)g->fill, 0);
-        out(x, m, h, MF4_HDR_SIZE);
-        out(x, m, g->buf, g->fill);
-    } else {
-        /* Transposition: byte c of record r goes to c * rows + r, so equal fields of
-         * consecutive records (ids, lengths, unused data bytes) become long runs. */
-        uint32_t rows = g->fill / g->rec, cols = g->rec;
-        /* DataBytes past the longest DataLength are zero in every record: the
-         * transposition skips those columns (8-byte frames: 56 of 84), and at level 1
-         * their run of zeros goes out as a deflate block of its own, made here, between
-         * zlib's deflate of the bytes before it (ended by a full flush: nothing after
-         * refers back) and of the bytes after it. */
-        uint32_t z0 = cols, z1 = cols;
-        const uint8_t *src = g->buf;
-        uint64_t zlen, nz, na;
-        uint32_t adler, a, b;
-        uint8_t *o;
-        if (g->members == frame_members) {
-            z0 = MF4_REC_DATA_BYTES + g->maxlen;
-            z1 = MF4_REC_DATA_BYTES + 64u;
-        }
-        nz = (uint64_t)(z1 - z0) * rows;
-        if (x->mf4_level > 1 && nz) {
-            /* The made block costs 13 bits per 258 zeros where zlib's own Huffman codes
-             * take about 2: above level 1 (size before speed) zlib deflates them too. */
-            memset(m->tbuf + (size_t)z0 * rows, 0, (size_t)nz);
-            nz = 0;
-        }
-        na = nz ? (uint64_t)z0 * rows : 0;     /* no run: all goes in one deflate */
-        for (uint32_t r = 0; r < rows; r++, src += cols) {
-            uint8_t *dst = m->tbuf + r;
-            for (uint32_t c = 0; c < z0; c++, dst += rows)
-                *dst = src[c];
-            dst += (size_t)(z1 - z0) * rows;
-            for (uint32_t c = z1; c < cols; c++, dst += rows)
-                *dst = src[c];
-        }
-        /* DZ's deflate is a zlib stream (RFC 1950): the 2-byte header, the raw deflate
-         * blocks, and the Adler-32 of the data big-endian (libdeflate's: several times
-         * zlib's speed; over the zeros it is arithmetic). */
-        m->zbuf[0] = 0x78;                  /* deflate, 32 KiB window */
-        m->zbuf[1] = x->mf4_level == 1 ? 0x01 : x->mf4_level < 6 ? 0x5e :
-                     x->mf4_level == 6 ? 0x9c : 0xda;   /* FLEVEL; header % 31 == 0 */
-        o = m->zbuf + 2;
-        if (deflateReset(&m->zs) != Z_OK ||
-            (nz && (zdeflate(m, m->tbuf, (size_t)na, &o, Z_FULL_FLUSH) ||
-                    (o += zero_run_block(o, nz), 0))) ||
-            zdeflate(m, m->tbuf + na + nz, (size_t)(g->fill - na - nz), &o, Z_FINISH)) {
-            errno = ENOMEM;
-            m->err = 1;
-            return;
-        }
-        zlen = (uint64_t)(o - m->zbuf);
-        adler = mf4_adler32(1, m->tbuf, (size_t)na);
-        a = adler & 0xffffu;
-        b = (uint32_t)(((uint64_t)(adler >> 16) + (nz % 65521u) * a) % 65521u);
-        adler = mf4_adler32(b << 16 | a, m->tbuf + na + nz, (size_t)(g->fill - na - nz));
-        m->zbuf[zlen++] = (uint8_t)(adler >> 24);
-        m->zbuf[zlen++] = (uint8_t)(adler >> 16);
-        m->zbuf[zlen++] = (uint8_t)(adler >> 8);
-        m->zbuf[zlen++] = (uint8_t)adler;
-        block_header(h, "##DZ", MF4_HDR_SIZE + MF4_DZ_DATA + zlen, 0);
-        memset(h + MF4_HDR_SIZE, 0, MF4_DZ_DATA);
-        memcpy(h + MF4_HDR_SIZE + MF4_DZ_ORG_TYPE, "DT", 2);
-        h[MF4_HDR_SIZE + MF4_DZ_ZIP_TYPE] = MF4_ZIP_TRANSPOSE;
-        st_le32(h + MF4_HDR_SIZE + MF4_DZ_ZIP_PARAM, cols);
-        st_le64(h + MF4_HDR_SIZE + MF4_DZ_ORG_LEN, g->fill);
-        st_le64(h + MF4_HDR_SIZE + MF4_DZ_DATA_LEN, zlen);
-        out(x, m, h, sizeof h);
-        out(x, m, m->zbuf, zlen);
-    }
-    g->dl_link[g->dl_n] = at;
-    g->dl_off[g->dl_n] = g->stream;
-    g->dl_n++;
-    g->stream += g->fill;
-    g->fill = 0;
-    g->maxlen = 0;
-}
-
-static uint8_t *new_record(struct export_ctx *x, struct mf4 *m, struct group *g)
-{
-    uint8_t *p;
-
-    if (!g->buf) {
-        g->cap = BLOCK_RAW / g->rec * g->rec;
-        if (!(g->buf = malloc(g->cap))) {
-            m->err = 1;
-            return NULL;
-        }
-    }
-    if (g->fill + g->rec > g->cap)
-        flush_group(x, m, g);
-    if (m->err)
-        return NULL;
-    p = g->buf + g->fill;
-    memset(p, 0, g->rec);
-    g->fill += g->rec;
-    g->cycles++;
-    return p;
-}
-
 /* ---- ID and HD ---------------------------------------------------------------------------- */
 
 static void id_block(uint8_t *b, int final)
@@ -491,7 +78,7 @@ static void hd_block(uint8_t *b, uint64_t start, const uint64_t links[MF4_HD_LIN
     uint8_t *d = b + MF4_HDR_SIZE + 8u * MF4_HD_LINKS;
 
     memset(b, 0, HD_SIZE);
-    block_header(b, "##HD", HD_SIZE, MF4_HD_LINKS);
+    mf4_block_header(b, "##HD", HD_SIZE, MF4_HD_LINKS);
     for (unsigned i = 0; i < MF4_HD_LINKS; i++)
         st_le64(b + MF4_HDR_SIZE + 8u * i, links[i]);
     st_le64(d + MF4_HD_START_NS, start);
@@ -506,8 +93,8 @@ static void put_event(struct export_ctx *x, struct mf4 *m, uint8_t type, uint8_t
 {
     uint8_t b[MF4_HDR_SIZE + 8u * MF4_EV_LINKS + MF4_EV_DATA];
     uint8_t *l = b + MF4_HDR_SIZE, *d = l + 8u * MF4_EV_LINKS;
-    uint64_t tx = put_tx(x, m, name);
-    uint64_t md = comment ? put_text(x, m, "##MD", comment, strlen(comment)) : 0;
+    uint64_t tx = mf4_put_tx(x, m, name);
+    uint64_t md = comment ? mf4_put_text(x, m, "##MD", comment, strlen(comment)) : 0;
     uint64_t at;
 
     memset(b, 0, sizeof b);
@@ -524,9 +111,9 @@ static void put_event(struct export_ctx *x, struct mf4 *m, uint8_t type, uint8_t
         memcpy(&u, &f, 8);
         st_le64(d + MF4_EV_SYNC_FACTOR, u);
     }
-    at = put_block(x, m, b, "##EV", MF4_EV_LINKS, MF4_EV_DATA);
+    at = mf4_put_block(x, m, b, "##EV", MF4_EV_LINKS, MF4_EV_DATA);
     if (m->ev_last)
-        patch_link(x, m, m->ev_last + MF4_HDR_SIZE + 8u * MF4_EV_L_NEXT, at);
+        mf4_patch_link(x, m, m->ev_last + MF4_HDR_SIZE + 8u * MF4_EV_L_NEXT, at);
     else
         m->ev_first = at;
     m->ev_last = at;
@@ -547,11 +134,11 @@ static int mf4_begin(struct export_ctx *x)
         errno = ESPIPE;
         return -1;
     }
-    m->g[G_DATA] = (struct group){ .name = "CAN_DataFrame", .members = frame_members,
+    m->g[G_DATA] = (struct group){ .name = "CAN_DataFrame", .members = mf4_frame_members,
                                    .nmembers = 10, .rec = MF4_REC_FRAME_SIZE };
     m->g[G_REMOTE] = (struct group){ .name = "CAN_RemoteFrame", .members = remote_members,
                                      .nmembers = 6, .rec = MF4_REC_RTR_SIZE };
-    m->g[G_ERROR] = (struct group){ .name = "CAN_ErrorFrame", .members = frame_members,
+    m->g[G_ERROR] = (struct group){ .name = "CAN_ErrorFrame", .members = mf4_frame_members,
                                     .nmembers = 10, .rec = MF4_REC_FRAME_SIZE };
     m->start = x->log_start - x->log_start % 1000u;   /* until the first record */
     m->blk = malloc(MF4_HDR_SIZE + 16u * (DL_MAX + 1) + MD_MAX);
@@ -574,7 +161,7 @@ static int mf4_begin(struct export_ctx *x)
     /* Unfinished ID and a placeholder HD: both are rewritten at the end. */
     id_block(b, 0);
     hd_block(b + MF4_ID_SIZE, m->start, nolinks);
-    out(x, m, b, sizeof b);
+    mf4_out(x, m, b, sizeof b);
     return m->err ? -1 : 0;
 }
 
@@ -622,7 +209,7 @@ static int mf4_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
         g = &m->g[G_REMOTE];
     else
         g = &m->g[G_DATA];
-    if (!(p = new_record(x, m, g)))
+    if (!(p = mf4_new_record(x, m, g)))
         return -1;
     {
         uint64_t bits;
@@ -670,9 +257,9 @@ static int mf4_other(struct export_ctx *x, const struct sf_rec *r)
          * 1 KiB) and, escaped, as its comment. */
         char *tx = md + MD_MAX / 2;
         size_t k = 0;
-        n = str_append(md, 0, MD_MAX / 2, "<EVcomment><TX>");
-        n = xml_append(md, n, MD_MAX / 2 - 32, r->body, r->length);
-        str_append(md, n, MD_MAX / 2, "</TX></EVcomment>");
+        n = mf4_str_append(md, 0, MD_MAX / 2, "<EVcomment><TX>");
+        n = mf4_xml_append(md, n, MD_MAX / 2 - 32, r->body, r->length);
+        mf4_str_append(md, n, MD_MAX / 2, "</TX></EVcomment>");
         for (size_t i = 0; i < r->length && k < 1024; i++)
             tx[k++] = r->body[i] < 0x20 ? ' ' : (char)r->body[i];
         tx[k] = '\0';
@@ -698,7 +285,7 @@ static uint64_t put_channels(struct export_ctx *x, struct mf4 *m, const struct g
     for (unsigned i = g->nmembers; i-- > 0;) {
         const struct member *mb = &g->members[i];
         snprintf(name, sizeof name, "%s.%s", g->name, mb->name);
-        tx = put_tx(x, m, name);
+        tx = mf4_put_tx(x, m, name);
         memset(b, 0, sizeof b);
         st_le64(l + 8u * MF4_CN_L_NEXT, next);
         st_le64(l + 8u * MF4_CN_L_TX_NAME, tx);
@@ -707,10 +294,10 @@ static uint64_t put_channels(struct export_ctx *x, struct mf4 *m, const struct g
         st_le32(d + MF4_CN_BYTE_OFFSET, mb->off);
         st_le32(d + MF4_CN_BIT_COUNT, mb->bits);
         st_le32(d + MF4_CN_FLAGS, MF4_CN_F_BUS_EVENT);
-        next = put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
+        next = mf4_put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
     }
     /* The structure: a byte array over the record after the time, composed of the members. */
-    tx = put_tx(x, m, g->name);
+    tx = mf4_put_tx(x, m, g->name);
     memset(b, 0, sizeof b);
     st_le64(l + 8u * MF4_CN_L_COMPOSITION, next);
     st_le64(l + 8u * MF4_CN_L_TX_NAME, tx);
@@ -720,10 +307,10 @@ static uint64_t put_channels(struct export_ctx *x, struct mf4 *m, const struct g
     st_le32(d + MF4_CN_BYTE_OFFSET, MF4_REC_BUS_CHANNEL);
     st_le32(d + MF4_CN_BIT_COUNT, (g->rec - MF4_REC_BUS_CHANNEL) * 8u);
     st_le32(d + MF4_CN_FLAGS, MF4_CN_F_BUS_EVENT);
-    next = put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
+    next = mf4_put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
     /* The master: float64 seconds from the HD start. */
-    tx = put_tx(x, m, "t");
-    unit = put_tx(x, m, "s");
+    tx = mf4_put_tx(x, m, "t");
+    unit = mf4_put_tx(x, m, "s");
     memset(b, 0, sizeof b);
     st_le64(l + 8u * MF4_CN_L_NEXT, next);
     st_le64(l + 8u * MF4_CN_L_TX_NAME, tx);
@@ -733,7 +320,7 @@ static uint64_t put_channels(struct export_ctx *x, struct mf4 *m, const struct g
     d[MF4_CN_DATA_TYPE] = MF4_DT_FLOAT_LE;
     st_le32(d + MF4_CN_BYTE_OFFSET, MF4_REC_TIME);
     st_le32(d + MF4_CN_BIT_COUNT, 64);
-    return put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
+    return mf4_put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
 }
 
 /* The SI block shared by the groups: bus CAN, its comment naming the bus channels. */
@@ -745,47 +332,47 @@ static uint64_t put_source(struct export_ctx *x, struct mf4 *m)
     size_t n = 0;
     uint64_t name, path, comment;
 
-    n = str_append(md, n, MD_MAX, "<SIcomment><TX>CAN bus channels:");
+    n = mf4_str_append(md, n, MD_MAX, "<SIcomment><TX>CAN bus channels:");
     for (unsigned ch = 0; ch < 256; ch++) {
         if (!m->chan_used[ch])
             continue;
         snprintf(line, sizeof line, " %u = ", bus_channel(x, (uint8_t)ch));
-        n = str_append(md, n, MD_MAX, line);
+        n = mf4_str_append(md, n, MD_MAX, line);
         if (x->ifname[ch][0])
-            n = xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
-                           strlen(x->ifname[ch]));
+            n = mf4_xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
+                               strlen(x->ifname[ch]));
         else {
             snprintf(line, sizeof line, "can%u", ch);
-            n = str_append(md, n, MD_MAX, line);
+            n = mf4_str_append(md, n, MD_MAX, line);
         }
-        n = str_append(md, n, MD_MAX, ";");
+        n = mf4_str_append(md, n, MD_MAX, ";");
     }
-    n = str_append(md, n, MD_MAX, "</TX><common_properties>");
+    n = mf4_str_append(md, n, MD_MAX, "</TX><common_properties>");
     for (unsigned ch = 0; ch < 256; ch++) {
         if (!m->chan_used[ch])
             continue;
         snprintf(line, sizeof line, "<e name=\"BusChannel %u\">", bus_channel(x, (uint8_t)ch));
-        n = str_append(md, n, MD_MAX, line);
+        n = mf4_str_append(md, n, MD_MAX, line);
         if (x->ifname[ch][0])
-            n = xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
-                           strlen(x->ifname[ch]));
+            n = mf4_xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
+                               strlen(x->ifname[ch]));
         else {
             snprintf(line, sizeof line, "can%u", ch);
-            n = str_append(md, n, MD_MAX, line);
+            n = mf4_str_append(md, n, MD_MAX, line);
         }
-        n = str_append(md, n, MD_MAX, "</e>");
+        n = mf4_str_append(md, n, MD_MAX, "</e>");
     }
-    n = str_append(md, n, MD_MAX, "</common_properties></SIcomment>");
-    comment = put_text(x, m, "##MD", md, n);
-    name = put_tx(x, m, "CAN");
-    path = put_tx(x, m, "CAN");
+    n = mf4_str_append(md, n, MD_MAX, "</common_properties></SIcomment>");
+    comment = mf4_put_text(x, m, "##MD", md, n);
+    name = mf4_put_tx(x, m, "CAN");
+    path = mf4_put_tx(x, m, "CAN");
     memset(b, 0, sizeof b);
     st_le64(l + 8u * MF4_SI_L_TX_NAME, name);
     st_le64(l + 8u * MF4_SI_L_TX_PATH, path);
     st_le64(l + 8u * MF4_SI_L_MD_COMMENT, comment);
     d[MF4_SI_TYPE] = MF4_SI_TYPE_BUS;
     d[MF4_SI_BUS_TYPE] = MF4_SI_BUS_CAN;
-    return put_block(x, m, b, "##SI", MF4_SI_LINKS, MF4_SI_DATA);
+    return mf4_put_block(x, m, b, "##SI", MF4_SI_LINKS, MF4_SI_DATA);
 }
 
 /* The HD comment: the META records' key=value pairs as common_properties. */
@@ -794,27 +381,27 @@ static uint64_t put_hd_comment(struct export_ctx *x, struct mf4 *m)
     char *md = (char *)m->blk;
     size_t n = 0, i = 0;
 
-    n = str_append(md, n, MD_MAX, "<HDcomment><TX>exported by streamfat " SF_VERSION_STRING
-                   "</TX>");
+    n = mf4_str_append(md, n, MD_MAX, "<HDcomment><TX>exported by streamfat " SF_VERSION_STRING
+                       "</TX>");
     if (x->meta_len) {
-        n = str_append(md, n, MD_MAX, "<common_properties>");
+        n = mf4_str_append(md, n, MD_MAX, "<common_properties>");
         while (i < x->meta_len && n + 256 < MD_MAX) {
             const char *kv = x->meta + i;
             size_t len = strlen(kv), klen;
             const char *eq = memchr(kv, '=', len);
             klen = eq ? (size_t)(eq - kv) : len;
-            n = str_append(md, n, MD_MAX, "<e name=\"");
-            n = xml_append(md, n, MD_MAX - 128, (const uint8_t *)kv, klen);
-            n = str_append(md, n, MD_MAX, "\">");
+            n = mf4_str_append(md, n, MD_MAX, "<e name=\"");
+            n = mf4_xml_append(md, n, MD_MAX - 128, (const uint8_t *)kv, klen);
+            n = mf4_str_append(md, n, MD_MAX, "\">");
             if (eq)
-                n = xml_append(md, n, MD_MAX - 64, (const uint8_t *)eq + 1, len - klen - 1);
-            n = str_append(md, n, MD_MAX, "</e>");
+                n = mf4_xml_append(md, n, MD_MAX - 64, (const uint8_t *)eq + 1, len - klen - 1);
+            n = mf4_str_append(md, n, MD_MAX, "</e>");
             i += len + 1;
         }
-        n = str_append(md, n, MD_MAX, "</common_properties>");
+        n = mf4_str_append(md, n, MD_MAX, "</common_properties>");
     }
-    n = str_append(md, n, MD_MAX, "</HDcomment>");
-    return put_text(x, m, "##MD", md, n);
+    n = mf4_str_append(md, n, MD_MAX, "</HDcomment>");
+    return mf4_put_text(x, m, "##MD", md, n);
 }
 
 static uint64_t put_fh(struct export_ctx *x, struct mf4 *m)
@@ -824,7 +411,7 @@ static uint64_t put_fh(struct export_ctx *x, struct mf4 *m)
         "</tool_version></FHcomment>";
     uint8_t b[MF4_HDR_SIZE + 8u * MF4_FH_LINKS + MF4_FH_DATA];
     uint8_t *l = b + MF4_HDR_SIZE, *d = l + 8u * MF4_FH_LINKS;
-    uint64_t md = put_text(x, m, "##MD", c, sizeof c - 1);
+    uint64_t md = mf4_put_text(x, m, "##MD", c, sizeof c - 1);
     struct timespec now;
 
     clock_gettime(CLOCK_REALTIME, &now);
@@ -832,7 +419,7 @@ static uint64_t put_fh(struct export_ctx *x, struct mf4 *m)
     st_le64(l + 8u * MF4_FH_L_MD_COMMENT, md);
     st_le64(d + MF4_FH_TIME_NS, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
     d[MF4_FH_TIME_FLAGS] = MF4_TIME_OFFSETS_VALID;
-    return put_block(x, m, b, "##FH", MF4_FH_LINKS, MF4_FH_DATA);
+    return mf4_put_block(x, m, b, "##FH", MF4_FH_LINKS, MF4_FH_DATA);
 }
 
 static void finish(struct export_ctx *x, struct mf4 *m)
@@ -852,18 +439,18 @@ static void finish(struct export_ctx *x, struct mf4 *m)
 
         if (i != G_DATA && !g->cycles)
             continue;
-        flush_group(x, m, g);
-        write_dl(x, m, g);
+        mf4_flush_group(x, m, g);
+        mf4_write_dl(x, m, g);
         data = g->dl_first;
         if (data && x->mf4_level > 0) {
             uint8_t hl[MF4_HDR_SIZE + 8u * MF4_HL_LINKS + MF4_HL_DATA];
             memset(hl, 0, sizeof hl);
             st_le64(hl + MF4_HDR_SIZE + 8u * MF4_HL_L_DL_FIRST, data);
             hl[MF4_HDR_SIZE + 8u * MF4_HL_LINKS + MF4_HL_ZIP_TYPE] = MF4_ZIP_TRANSPOSE;
-            data = put_block(x, m, hl, "##HL", MF4_HL_LINKS, MF4_HL_DATA);
+            data = mf4_put_block(x, m, hl, "##HL", MF4_HL_LINKS, MF4_HL_DATA);
         }
         cn = put_channels(x, m, g, si);
-        acq = put_tx(x, m, "CAN");
+        acq = mf4_put_tx(x, m, "CAN");
         memset(cg, 0, sizeof cg);
         l = cg + MF4_HDR_SIZE;
         d = l + 8u * MF4_CG_LINKS;
@@ -874,24 +461,24 @@ static void finish(struct export_ctx *x, struct mf4 *m)
         st_le16(d + MF4_CG_FLAGS, MF4_CG_F_BUS_EVENT | MF4_CG_F_PLAIN_BUS);
         st_le16(d + MF4_CG_PATH_SEP, '.');
         st_le32(d + MF4_CG_DATA_BYTES, g->rec);
-        cn = put_block(x, m, cg, "##CG", MF4_CG_LINKS, MF4_CG_DATA);
+        cn = mf4_put_block(x, m, cg, "##CG", MF4_CG_LINKS, MF4_CG_DATA);
         memset(dg, 0, sizeof dg);
         l = dg + MF4_HDR_SIZE;
         st_le64(l + 8u * MF4_DG_L_NEXT, dg_next);
         st_le64(l + 8u * MF4_DG_L_CG_FIRST, cn);
         st_le64(l + 8u * MF4_DG_L_DATA, data);
-        dg_next = put_block(x, m, dg, "##DG", MF4_DG_LINKS, MF4_DG_DATA);
+        dg_next = mf4_put_block(x, m, dg, "##DG", MF4_DG_LINKS, MF4_DG_DATA);
     }
     links[MF4_HD_L_DG_FIRST] = dg_next;
     links[MF4_HD_L_FH_FIRST] = put_fh(x, m);
     links[MF4_HD_L_EV_FIRST] = m->ev_first;
     links[MF4_HD_L_MD_COMMENT] = put_hd_comment(x, m);
-    align(x, m);
+    mf4_align(x, m);
     /* Finalized: the real HD, then the ID says so. */
     id_block(b, 1);
     hd_block(b + MF4_ID_SIZE, m->start, links);
-    patch(x, m, MF4_HD_OFFSET, b + MF4_ID_SIZE, HD_SIZE);
-    patch(x, m, 0, b, MF4_ID_SIZE);
+    mf4_patch(x, m, MF4_HD_OFFSET, b + MF4_ID_SIZE, HD_SIZE);
+    mf4_patch(x, m, 0, b, MF4_ID_SIZE);
 }
 
 static int mf4_end(struct export_ctx *x)
