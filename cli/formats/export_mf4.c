@@ -323,6 +323,19 @@ static uint64_t put_channels(struct export_ctx *x, struct mf4 *m, const struct g
     return mf4_put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
 }
 
+/* A channel's name for the SI comment: its CHANNEL record's name (XML-escaped), else
+ * can<N>. Appended to md (n bytes so far); returns the new length. */
+static size_t put_channel_name(const struct export_ctx *x, char *md, size_t n, unsigned ch)
+{
+    char line[16];
+
+    if (x->ifname[ch][0])
+        return mf4_xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
+                              strlen(x->ifname[ch]));
+    snprintf(line, sizeof line, "can%u", ch);
+    return mf4_str_append(md, n, MD_MAX, line);
+}
+
 /* The SI block shared by the groups: bus CAN, its comment naming the bus channels. */
 static uint64_t put_source(struct export_ctx *x, struct mf4 *m)
 {
@@ -338,13 +351,7 @@ static uint64_t put_source(struct export_ctx *x, struct mf4 *m)
             continue;
         snprintf(line, sizeof line, " %u = ", bus_channel(x, (uint8_t)ch));
         n = mf4_str_append(md, n, MD_MAX, line);
-        if (x->ifname[ch][0])
-            n = mf4_xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
-                               strlen(x->ifname[ch]));
-        else {
-            snprintf(line, sizeof line, "can%u", ch);
-            n = mf4_str_append(md, n, MD_MAX, line);
-        }
+        n = put_channel_name(x, md, n, ch);
         n = mf4_str_append(md, n, MD_MAX, ";");
     }
     n = mf4_str_append(md, n, MD_MAX, "</TX><common_properties>");
@@ -353,13 +360,7 @@ static uint64_t put_source(struct export_ctx *x, struct mf4 *m)
             continue;
         snprintf(line, sizeof line, "<e name=\"BusChannel %u\">", bus_channel(x, (uint8_t)ch));
         n = mf4_str_append(md, n, MD_MAX, line);
-        if (x->ifname[ch][0])
-            n = mf4_xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
-                               strlen(x->ifname[ch]));
-        else {
-            snprintf(line, sizeof line, "can%u", ch);
-            n = mf4_str_append(md, n, MD_MAX, line);
-        }
+        n = put_channel_name(x, md, n, ch);
         n = mf4_str_append(md, n, MD_MAX, "</e>");
     }
     n = mf4_str_append(md, n, MD_MAX, "</common_properties></SIcomment>");
