@@ -1,7 +1,7 @@
 /* streamfat bench: sustained sequential write speed of a device, raw or through a file on
  * the volume, with the cache boundary, the steady state and request latencies
- * (docs/BENCH.md). The figures come from cli/bench_analyze.c, the chart from
- * cli/bench_svg.c. */
+ * (docs/BENCH.md). The figures come from cli/tools/bench_analyze.c, the chart from
+ * cli/tools/bench_svg.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -191,7 +191,7 @@ static int parse_tbound(const char *opt, const char *s, struct export_tbound *b)
 
 /* ---- outputs ------------------------------------------------------------------------- */
 
-/* A file output replaces an existing file only once it is complete (cli/outfile.c). */
+/* A file output replaces an existing file only once it is complete (cli/common/outfile.c). */
 static FILE *open_out(struct out_file *of, const char *path)
 {
     if (out_open(of, path))

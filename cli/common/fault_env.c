@@ -1,4 +1,4 @@
-/* STREAMFAT_FAULT: fault injection for tests (cli/fault_env.h has the syntax). The overlay
+/* STREAMFAT_FAULT: fault injection for tests (cli/common/fault_env.h has the syntax). The overlay
  * of unsynced writes (for cut=) lives here for the life of the process: the CLI may hold
  * state in globals, the core may not. */
 #include <stdint.h>

@@ -21,7 +21,7 @@ struct target {
     const char *path;
     struct sf_filebd fbd;
     struct sf_aiobd aio;     /* with TARGET_ASYNC; the volume is mounted on aio.bd */
-    struct sf_simbd sim;     /* a sim: TARGET (cli/sim_target.h): the timing model over fbd,
+    struct sf_simbd sim;     /* a sim: TARGET (cli/tools/sim_target.h): the timing model over fbd,
                                 asynchronous by itself; the volume is mounted on sim.bd */
     struct sf_bdev_window win; /* target_volume_bd: the partition, for fsck */
     struct sf_vol vol;

@@ -1,5 +1,5 @@
 /* Vector BLF (binary logging format): the on-disk layout that streamfat's BLF writer
- * (cli/export_blf.c) and reader (the file: log source) share. Offsets and sizes only, read
+ * (cli/formats/export_blf.c) and reader (the file: log source) share. Offsets and sizes only, read
  * and written through the little-endian helpers below, never by casting packed structs.
  *
  * A BLF file is

@@ -1,4 +1,4 @@
-/* Vector BLF (cli/blf_format.h has the layout): a file header, then log containers of up to
+/* Vector BLF (cli/formats/blf_format.h has the layout): a file header, then log containers of up to
  * 128 KiB of inner objects each, zlib-deflated (--blf-compress 1..9; 1 by default) or
  * stored (0). Frames become CAN_MESSAGE (1), CAN_FD_MESSAGE (100) and CAN_ERROR_EXT (73)
  * objects with a version 1 object header and nanosecond timestamps.

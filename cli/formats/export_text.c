@@ -1,4 +1,4 @@
-/* Small formatting helpers the text exporters share (cli/export.h): fixed-width hex and
+/* Small formatting helpers the text exporters share (cli/formats/export.h): fixed-width hex and
  * decimal without printf (export runs at hundreds of MB/s), timestamps, interface names. */
 #include "export.h"
 

@@ -1,6 +1,6 @@
-/* Importers of foreign CAN logs for the file: source of `streamfat log` (log_sources.c):
+/* Importers of foreign CAN logs for the file: source of `streamfat log` (sources/file.c):
  * Vector BLF (import_blf.c) and Vector ASC (import_asc.c); candump -L stays in
- * log_sources.c. import.c tells the formats apart by content and hands out one reader.
+ * sources/candump.c. import.c tells the formats apart by content and hands out one reader.
  *
  * Each format has a pure parser, bytes or one line in and at most one frame out, with no
  * I/O and no allocation, so a fuzzer can call it directly; around it a streaming reader
@@ -74,7 +74,7 @@ int asc_parse_line(struct asc_state *st, const char *line, size_t n, struct imp_
 struct imp_reader;
 
 /* Open PATH and tell its format. For BLF and ASC *r is a reader; for candump *r is NULL
- * (log_sources.c reads the lines itself). 0, or -1 with a message in err. */
+ * (sources/candump.c reads the lines itself). 0, or -1 with a message in err. */
 int imp_open(const char *path, enum imp_format *fmt, struct imp_reader **r, char *err,
              size_t errlen);
 /* The next frame: 1, 0 at the end of the file, -1 on an error (imp_error says which,

@@ -1,7 +1,7 @@
 /* Vector BLF import (import.h): the pure parsers of the file header and of one inner object,
  * and a streaming reader over them.
  *
- * Layout (cli/blf_format.h): a file header ("LOGG") of header_size bytes, then top-level
+ * Layout (cli/formats/blf_format.h): a file header ("LOGG") of header_size bytes, then top-level
  * objects. Frames live in log containers (type 10): each holds a zlib stream (method 2) or
  * stored bytes (method 0) of inner objects, and an inner object may continue in the next
  * container. Top-level objects of other types are skipped, as python-can does.

@@ -1,5 +1,5 @@
-/* ASAM MDF 4.1x (MF4): the on-disk layout that streamfat's MF4 writer (cli/export_mf4.c)
- * and reader (cli/import_mf4.c) share. Offsets and sizes only, read and written through the
+/* ASAM MDF 4.1x (MF4): the on-disk layout that streamfat's MF4 writer (cli/formats/export_mf4.c)
+ * and reader (cli/formats/import_mf4.c) share. Offsets and sizes only, read and written through the
  * little-endian helpers of src/util/le.h, never by casting packed structs.
  *
  * A file is the 64-byte ID block at offset 0, the HD block at 64, then blocks anywhere,

@@ -23,7 +23,10 @@
  * the log, accepted or dropped, so a run ends after exactly that many.
  *
  * Threading: src_start spawns the producers; src_stop/src_join end them; everything else
- * may be called from any thread. */
+ * may be called from any thread.
+ *
+ * Each kind is a file of this folder behind struct src_ops (source_int.h says how to add
+ * one); source.c matches SPEC against their table. */
 #ifndef SF_CLI_LOG_SOURCES_H
 #define SF_CLI_LOG_SOURCES_H
 

@@ -1,5 +1,5 @@
-/* streamfat bench: what a run's samples say (cli/bench_analyze.c) and how to draw them
- * (cli/bench_svg.c). The method is described in docs/BENCH.md. */
+/* streamfat bench: what a run's samples say (cli/tools/bench_analyze.c) and how to draw them
+ * (cli/tools/bench_svg.c). The method is described in docs/BENCH.md. */
 #ifndef SF_CLI_BENCH_ANALYZE_H
 #define SF_CLI_BENCH_ANALYZE_H
 

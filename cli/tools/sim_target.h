@@ -2,7 +2,7 @@
  *
  *   sim:SIZE,cache=SIZE,fast=RATE,slow=RATE[,idle_flush=RATE][,sector=512|4096]
  *
- * SIZE and cache take the size units, the rates the rate units (cli/units.h). fast alone
+ * SIZE and cache take the size units, the rates the rate units (cli/common/units.h). fast alone
  * (or fast = slow, or cache=0) gives a device without a cache boundary; slow alone, one
  * that writes at slow throughout. cache defaults to 0.
  *
