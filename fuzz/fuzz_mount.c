@@ -31,7 +31,9 @@
  * declares a 1 GiB FAT of zeros in a few hundred bytes; such an input took 7 s, where a
  * typical one takes well under a millisecond. The budget keeps every input's cost bounded
  * whatever its geometry, and the library's read-error paths get exercised on the way;
- * the inputs the budget stops still run the code up to that read. */
+ * the inputs the budget stops still run the code up to that read. Over the 2,323 inputs of
+ * a 30-minute run's corpus an input read 40 KB (median), 1.8 MB at the 99th percentile;
+ * building with -DFZ_STATS prints each input's total. */
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
