@@ -129,17 +129,26 @@ struct upcase_load {
 #define UPCASE_IDENTITY 0x10000u    /* upcase_map's `to` for "each to itself" */
 
 /* Map the next `run` code points (those past U+FFFF are ignored) to `to`, or each to
- * itself when `to` is UPCASE_IDENTITY. */
+ * itself when `to` is UPCASE_IDENTITY. The table is filled first in a plain loop, then the
+ * comparison with the built-in table runs only while it still agrees: a table that is not
+ * the built-in one differs within its first hundred code points (most map 'a' to 'A'), and
+ * its long identity runs then cost a store each. */
 static void upcase_map(struct upcase_load *u, uint32_t run, uint32_t to)
 {
-    for (; run && u->pos < 65536; run--, u->pos++) {
-        uint16_t c = (uint16_t)(to == UPCASE_IDENTITY ? u->pos : to);
-        if (u->tab)
-            u->tab[u->pos] = c;
-        /* one difference settles it: the lookup is most of the cost */
-        if (u->same && sf_upcase_builtin((uint16_t)u->pos) != c)
-            u->same = 0;
+    uint32_t end = run < 65536u - u->pos ? u->pos + run : 65536u, p;
+    if (u->tab) {
+        if (to == UPCASE_IDENTITY)
+            for (p = u->pos; p < end; p++)
+                u->tab[p] = (uint16_t)p;
+        else
+            for (p = u->pos; p < end; p++)
+                u->tab[p] = (uint16_t)to;
     }
+    /* one difference settles it: the lookup is most of the cost */
+    for (p = u->pos; u->same && p < end; p++)
+        if (sf_upcase_builtin((uint16_t)p) != (to == UPCASE_IDENTITY ? p : to))
+            u->same = 0;
+    u->pos = end;
 }
 
 /* Read the volume's up-case table: verify its TableChecksum, decide whether it equals the
@@ -148,12 +157,14 @@ static void upcase_map(struct upcase_load *u, uint32_t run, uint32_t to)
  * expanding it: comparing 65,536 code points with sf_upcase_builtin was most of the time a
  * mount took, and holding sf_upcase_table to compare it unit by unit would cost its 3.7 KB
  * in every firmware. The checksum is no proof: a table crafted to the same length and sum
- * would have names compared by the built-in table instead of its own. */
+ * would have names compared by the built-in table instead of its own.
+ * Two passes over the table's sectors: the checksum first, so that a damaged table is
+ * refused before 65,536 code points are expanded from it; the second pass reads the same
+ * few sectors again, from the cache when it holds them. */
 static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_t want_sum)
 {
-    struct sf_chain ch = { first, 0, len64 };
     struct upcase_load u = { v->cfg.upcase_buf, 0, 1 };
-    uint32_t ss = vol_ss(v), sum = 0, clus = first, idx = 0;
+    uint32_t ss = vol_ss(v), sum = 0;
     int pending_ffff = 0, err;
     int ours = len64 == sf_upcase_table_units * 2u && want_sum == sf_upcase_table_checksum;
 
@@ -162,37 +173,42 @@ static int load_upcase(struct sf_vol *v, uint32_t first, uint64_t len64, uint32_
     if (!clus_ok(v, first))
         return WHY("up-case table FirstCluster out of range");
     uint32_t len = (uint32_t)len64;     /* at most 256 KiB, checked above */
-    for (uint32_t off = 0; off < len; off += ss) {
-        uint32_t in_clus = off >> v->cluster_shift;
-        if (in_clus != idx) {
-            if ((err = chain_next(v, &ch, clus, &clus)))
+    for (int pass = 0; pass < (ours ? 1 : 2); pass++) {
+        struct sf_chain ch = { first, 0, len64 };
+        uint32_t clus = first, idx = 0;
+        for (uint32_t off = 0; off < len; off += ss) {
+            uint32_t in_clus = off >> v->cluster_shift;
+            if (in_clus != idx) {
+                if ((err = chain_next(v, &ch, clus, &clus)))
+                    return err;
+                if (!clus)
+                    return WHY("up-case table chain shorter than its DataLength");
+                idx = in_clus;
+            }
+            uint64_t lba = clus_lba(v, clus) + ((off & (vol_cs(v) - 1)) >> v->sector_shift);
+            uint8_t *sec;
+            if ((err = cache_get(v, lba, &sec)))
                 return err;
-            if (!clus)
-                return WHY("up-case table chain shorter than its DataLength");
-            idx = in_clus;
-        }
-        uint64_t lba = clus_lba(v, clus) + ((off & (vol_cs(v) - 1)) >> v->sector_shift);
-        uint8_t *sec;
-        if ((err = cache_get(v, lba, &sec)))
-            return err;
-        uint32_t n = len - off < ss ? len - off : ss;
-        sum = sf_exfat_sum32(sum, sec, n);
-        if (ours)
-            continue;
-        for (uint32_t i = 0; i + 1 < n; i += 2) {
-            uint16_t c = ld_le16(sec + i);
-            if (pending_ffff) {          /* a run of `c` identity mappings */
-                pending_ffff = 0;
-                upcase_map(&u, c, UPCASE_IDENTITY);
-            } else if (c == 0xFFFF) {
-                pending_ffff = 1;
-            } else {
-                upcase_map(&u, 1, c);
+            uint32_t n = len - off < ss ? len - off : ss;
+            if (pass == 0) {
+                sum = sf_exfat_sum32(sum, sec, n);
+                continue;
+            }
+            for (uint32_t i = 0; i + 1 < n; i += 2) {
+                uint16_t c = ld_le16(sec + i);
+                if (pending_ffff) {          /* a run of `c` identity mappings */
+                    pending_ffff = 0;
+                    upcase_map(&u, c, UPCASE_IDENTITY);
+                } else if (c == 0xFFFF) {
+                    pending_ffff = 1;
+                } else {
+                    upcase_map(&u, 1, c);
+                }
             }
         }
+        if (pass == 0 && sum != want_sum)
+            return WHY("up-case table checksum mismatch");
     }
-    if (sum != want_sum)
-        return WHY("up-case table checksum mismatch");
     if (!ours)
         upcase_map(&u, 65536, UPCASE_IDENTITY);  /* the rest map to themselves */
     v->upcase_builtin = ours || u.same;
