@@ -22,7 +22,8 @@
 #   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
 #                   then each fuzz target for FUZZ_SECONDS (default 600) s; the corpus grows
 #                   in build-fuzz/corpus/ from run to run (fuzz/run.sh, fuzz/README.md)
-#   make clean      remove the build directories
+#   make clean      remove every build directory: build/, build-asan/, build-arm/,
+#                   build-fuzz/ and build-hw/ (the hardware builds of issues 12/14)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -41,6 +42,7 @@ RUN_CTEST = rc=0; $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure -j $(CTE
 	python3 scripts/skip_policy.py $(ASAN_BUILD)/ctest-junit.xml $(ALLOWED_SKIPS) || \
 	{ p=$$?; [ $$rc -ne 0 ] || rc=$$p; }; exit $$rc
 FUZZ_BUILD ?= build-fuzz
+HW_BUILD   ?= build-hw
 FUZZ_SECONDS ?= 600
 
 .PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak
@@ -121,4 +123,4 @@ fuzz: build
 		SF=$(abspath $(BUILD))/streamfat bash fuzz/run.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD) $(HW_BUILD)
