@@ -22,6 +22,9 @@
 #   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
 #                   then each fuzz target for FUZZ_SECONDS (default 600) s; the corpus grows
 #                   in build-fuzz/corpus/ from run to run (fuzz/run.sh, fuzz/README.md)
+#   make compare    BASE=REF [HEAD_REF=HEAD]: tests/compare/run.sh, the CLIs of two commits
+#                   built in temporary worktrees on the same seeded workloads: outputs,
+#                   images and device write traces compared (not part of make check)
 #   make clean      remove every build directory: build/, build-asan/, build-arm/,
 #                   build-fuzz/ and build-hw/ (the hardware builds of issues 12/14)
 
@@ -45,7 +48,7 @@ FUZZ_BUILD ?= build-fuzz
 HW_BUILD   ?= build-hw
 FUZZ_SECONDS ?= 600
 
-.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak
+.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak compare
 
 all: build
 
@@ -121,6 +124,11 @@ bench:
 fuzz: build
 	FUZZ_BUILD=$(abspath $(FUZZ_BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) \
 		SF=$(abspath $(BUILD))/streamfat bash fuzz/run.sh
+
+HEAD_REF ?= HEAD
+compare:
+	@if [ -z "$(BASE)" ]; then echo "make compare: BASE=REF needed (e.g. BASE=main)"; exit 2; fi
+	JOBS=$(JOBS) bash tests/compare/run.sh $(BASE) $(HEAD_REF)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD) $(HW_BUILD)
