@@ -15,8 +15,9 @@ Each #include line of a core file must satisfy:
   driver    it does not reach drivers/
   outside   it does not reach anything else outside src/ and include/ (tests/, examples/ ...)
   layer     the layer it reaches is one the file's layer may include (MAY_INCLUDE): only
-            downwards, util <- bdev <- fs <- stream <- log, check beside stream (fs and
-            below), the record codec (rec) on util only
+            downwards, util <- bdev <- fs <- stream <- log, check beside fs (it may
+            include fs and below and the record codec; no layer includes check), the
+            record codec (rec) on util only
   resolve   a "quoted" include names a file that exists (next to the file, in include/ or
             in src/, the compiler's search order here)
 
