@@ -6,13 +6,16 @@
 ROOT is the repository (default: the one this script is in). Every .c and .h under src/ and
 every public header of include/streamfat/ except the host-only ones is a core file; each has
 a layer, from its folder (src/<layer>/) or, for a public header, from PUBLIC_LAYER below.
-Each #include line of a core file must satisfy:
+The hardware drivers (drivers/**, layer "driver") run beside the core on bare metal and are
+held to the same rules, but may include any core layer's public headers (not src/) and
+each other. Each #include line
+of a core or driver file must satisfy:
 
   libc      an <angle> include is one of ALLOWED_LIBC (the freestanding headers the core
             needs, and string.h for mem*): no POSIX, Linux or other libc header
   host      it does not reach host/ or a host-only public header (HOST_HEADERS)
   cli       it does not reach cli/
-  driver    it does not reach drivers/
+  driver    it does not reach drivers/ (but from a driver)
   outside   it does not reach anything else outside src/ and include/ (tests/, examples/ ...)
   layer     the layer it reaches is one the file's layer may include (MAY_INCLUDE): only
             downwards, util <- bdev <- fs <- stream <- log, check beside fs (it may
@@ -67,6 +70,7 @@ MAY_INCLUDE = {
     "check": {"util", "bdev", "fs", "rec", "check"},
     "stream": {"util", "bdev", "fs", "stream"},
     "log": {"util", "bdev", "fs", "stream", "rec", "log"},
+    "driver": {"util", "bdev", "fs", "check", "stream", "rec", "log", "driver"},
 }
 
 # Intended exceptions: (file, the include as written, reason).
@@ -97,6 +101,12 @@ def core_files(root):
         for f in sorted(files):
             if f.endswith((".c", ".h")):
                 out.append(rel(root, os.path.join(d, f)))
+    drv = os.path.join(root, "drivers")
+    for d, dirs, files in os.walk(drv):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                out.append(rel(root, os.path.join(d, f)))
     inc = os.path.join(root, "include", "streamfat")
     for f in sorted(os.listdir(inc)) if os.path.isdir(inc) else []:
         if f.endswith(".h") and f not in HOST_HEADERS:
@@ -109,6 +119,8 @@ def layer_of(path):
     if path in FILE_LAYER:
         return FILE_LAYER[path]
     parts = path.split("/")
+    if parts[0] == "drivers":
+        return "driver"
     if parts[0] == "src":
         return parts[1] if len(parts) > 2 and parts[1] in MAY_INCLUDE else None
     if parts[:2] == ["include", "streamfat"] and len(parts) == 3:
@@ -176,12 +188,15 @@ def check(root):
             elif top == "cli":
                 errors.append(f"{where}: rule cli: {shown} is {target}, a CLI header; the "
                               f"core never includes the CLI")
-            elif top == "drivers":
+            elif top == "drivers" and layer != "driver":
                 errors.append(f"{where}: rule driver: {shown} is {target}, a driver header; "
                               f"the core never includes drivers")
-            elif top not in ("src", "include"):
+            elif top not in ("src", "include", "drivers"):
                 errors.append(f"{where}: rule outside: {shown} is {target}, outside src/ and "
                               f"include/")
+            elif layer == "driver" and top == "src":
+                errors.append(f"{where}: rule layer: {shown} is {target}, a private core "
+                              f"header; a driver includes the public headers only")
             else:
                 tl = layer_of(target)
                 if tl is None:
@@ -211,7 +226,7 @@ def main(argv):
         print(f"check_includes: {len(errors)} violation(s) of the include rules "
               f"(docs/DESIGN.md, 'The map')")
         return 1
-    print(f"check_includes: {nfiles} core files, {nincludes} includes, all within the rules "
+    print(f"check_includes: {nfiles} core and driver files, {nincludes} includes, all within the rules "
           f"({nexc} documented exceptions)")
     return 0
 

@@ -4,12 +4,13 @@
 #   2. no POSIX/Linux/stdio header is included anywhere under src/ or by a core public
 #      header (a plain grep, independent of the script);
 #   3. the script fails on purpose: in a copy of src/, include/ and host/ (with a stand-in
-#      cli/cli.h and drivers/sd/sd.h), each case adds one #include to one core file and the
-#      script must exit 1 with exactly one violation, naming that file, the added line and
-#      the rule: a CLI header, host headers (by path and the host-only public ones), a
+#      cli/cli.h and drivers/sd/sd.h), each case adds one #include to one core (or driver)
+#      file and the script must exit 1 with exactly one violation, naming that file, the
+#      added line and the rule: a CLI header, host headers (by path and the host-only public ones), a
 #      driver header, <stdio.h>, <unistd.h>, upward includes (fs -> check, stream -> log,
 #      util -> fs, a public header upward), an include that names no file, and an exception
-#      that matches nothing any more.
+#      that matches nothing any more; a driver including the CLI, a POSIX header or a
+#      private core header.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
@@ -93,6 +94,9 @@ case_add src/bdev/ram.c layer '#include "streamfat/vol.h"'
 case_add include/streamfat/vol.h layer '#include "stream.h"'
 case_add src/log/rec.c layer '#include "log_impl.h"'
 case_add src/fs/vol.c resolve '#include "fs/no_such_header.h"'
+case_add drivers/sd/sd.h cli '#include "../../cli/cli.h"'
+case_add drivers/sd/sd.h libc '#include <unistd.h>'
+case_add drivers/sd/sd.h layer '#include "fs/fs.h"'
 
 # an exception that no longer matches (log_struct.h without its stdatomic.h) is reported too
 cp "$tree/include/streamfat/log_struct.h" "$WORK/orig"
