@@ -12,8 +12,8 @@
 # tests/compare/trace_shim.c preloaded (a frozen wall clock, seeded getrandom, io_uring
 # refused so the asynchronous device uses its pread/pwrite threads, and a trace of every
 # write and flush to the image). Compared per workload:
-#   output  each step's exit status, stdout and stderr (log: rates and times masked; demo:
-#           numbers and hexadecimal masked, since it logs in real time without the shim)
+#   output  each step's exit status, stdout and stderr (log: rates and times masked; demo,
+#           which logs in real time without the shim: its distinct lines, numbers masked)
 #   image   the image's SHA-256 at the end, and that of every file a step wrote outside it
 #   trace   the writes and flushes, per flush epoch: the byte ranges written and the hash
 #           of what they hold at the flush, then the flush (tests/compare/trace.py says why
@@ -122,8 +122,9 @@ EOF
 
 nstep=0
 # step [-m|-M] [-p] ARGS...: run the CLI with ARGS in $W; -m masks the numbers in its output
-# (rates and times), -M also every hexadecimal-looking run and then repeated lines (demo's
-# frames come in real time), -p runs it plain (no shim).
+# (rates and times); -M (demo, whose frames, drops and files depend on real time) keeps
+# only the distinct lines with numbers, hexadecimal-looking runs and runs of blanks masked
+# and the file listing left out; -p runs it plain (no shim).
 step() {
     local mask=0 plain=0 rc=0 n
     while [[ ${1:-} == -m || ${1:-} == -M || ${1:-} == -p ]]; do
@@ -148,7 +149,8 @@ step() {
         sed -i -E 's/[0-9]+([.,][0-9]+)*/#/g' "$R/$n.out" "$R/$n.err"
     elif ((mask == 2)); then
         for f in "$R/$n.out" "$R/$n.err"; do
-            sed -E 's/[0-9A-Fa-f]+([.,][0-9A-Fa-f]+)*/#/g' "$f" | uniq >"$f.m"
+            grep -v '^file ' "$f" | sed -E 's/[0-9A-Fa-f]+([.,][0-9A-Fa-f]+)*/#/g; s/ +/ /g' |
+                sort -u >"$f.m" || true
             mv "$f.m" "$f"
         done
     fi
