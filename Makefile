@@ -30,7 +30,11 @@
 #   make hw-nvme    build/, then examples/nvme (bare-metal AArch64, clang, drivers/nvme) on
 #                   QEMU's virt board with an emulated NVMe SSD: 256 MiB streamed, a rotated
 #                   CAN log, checked on the host (scripts/hw_nvme.sh; outputs in build-hw/)
-#   make clean      remove the build directories
+#   make compare    BASE=REF [HEAD_REF=HEAD]: tests/compare/run.sh, the CLIs of two commits
+#                   built in temporary worktrees on the same seeded workloads: outputs,
+#                   images and device write traces compared (not part of make check)
+#   make clean      remove every build directory: build/, build-asan/, build-arm/,
+#                   build-fuzz/ and build-hw/ (make hw-sd, make hw-nvme)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -49,9 +53,10 @@ RUN_CTEST = rc=0; $(CTEST) --test-dir $(ASAN_BUILD) --output-on-failure -j $(CTE
 	python3 scripts/skip_policy.py $(ASAN_BUILD)/ctest-junit.xml $(ALLOWED_SKIPS) || \
 	{ p=$$?; [ $$rc -ne 0 ] || rc=$$p; }; exit $$rc
 FUZZ_BUILD ?= build-fuzz
+HW_BUILD   ?= build-hw
 FUZZ_SECONDS ?= 600
 
-.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak
+.PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak compare
 .PHONY: hw-nvme
 
 all: build
@@ -131,7 +136,6 @@ fuzz: build
 
 # SD card over SPI on QEMU's lm3s6965evb (docs/PORTING.md, "SD card over SPI"): the core for
 # the Cortex-M3, the firmware, two cards, a remount, no card, injected faults, the host's checks.
-HW_BUILD ?= build-hw
 .PHONY: hw-sd
 hw-sd: build
 	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) nice -n 10 bash scripts/hw_sd.sh $(abspath $(HW_BUILD))
@@ -141,5 +145,10 @@ hw-sd: build
 hw-nvme: build
 	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) nice -n 10 bash scripts/hw_nvme.sh $(abspath $(HW_BUILD))
 
+HEAD_REF ?= HEAD
+compare:
+	@if [ -z "$(BASE)" ]; then echo "make compare: BASE=REF needed (e.g. BASE=main)"; exit 2; fi
+	JOBS=$(JOBS) bash tests/compare/run.sh $(BASE) $(HEAD_REF)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD) $(HW_BUILD)

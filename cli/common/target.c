@@ -92,7 +92,7 @@ static int sim_attach(struct target *t)
 }
 
 /* Two writers on one image would each trust their own view of the FAT or bitmap and corrupt
- * the volume. A block device is held with O_EXCL (src/bdev/file.c); an image file opened for
+ * the volume. A block device is held with O_EXCL (host/bdev/file.c); an image file opened for
  * writing gets an exclusive advisory lock (flock), held until it is closed. Readers take no
  * lock: ls or info while a logger runs is allowed (they may see a state a moment old). A
  * file system without flock (EINVAL, ENOLCK) goes unlocked. */

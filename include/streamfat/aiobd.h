@@ -1,4 +1,4 @@
-/* Asynchronous file block device (Linux; src/bdev/uring.c, src/bdev/aio_pool_posix.c).
+/* Asynchronous file block device (Linux; host/bdev/uring.c, host/bdev/aio_pool.c).
  * Not part of the freestanding core.
  *
  * Wraps an open struct sf_filebd (image file or block device node, with or without

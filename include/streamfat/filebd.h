@@ -1,4 +1,4 @@
-/* File block device (Linux/POSIX, src/bdev/file.c): a regular image file or a block device
+/* File block device (Linux/POSIX, host/bdev/file.c): a regular image file or a block device
  * node, through pread/pwrite, optionally with O_DIRECT. Not part of the freestanding core.
  *
  * Block device nodes are opened with O_EXCL, so a device that is mounted (or held by another

@@ -1,4 +1,4 @@
-/* Simulated SSD (Linux/POSIX, src/bdev/sim_posix.c): a timing model over another device.
+/* Simulated SSD (Linux/POSIX, host/bdev/sim.c): a timing model over another device.
  * Not part of the freestanding core (it reads CLOCK_MONOTONIC and sleeps).
  *
  * The model is an SSD with an SLC write cache, in real time:

@@ -3,6 +3,7 @@
  * return SF_ECORRUPT and never read outside the block they were given. */
 #include "streamfat/rec.h"
 #include "rec_layout.h"
+#include "util/crc32c.h"   /* sf_crc32c again: checks it agrees with rec.h */
 #include "util/le.h"
 
 #include <string.h>

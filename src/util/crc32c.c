@@ -10,7 +10,6 @@
  * time, for microcontrollers where flash is scarcer than cycles (a 256-entry table would
  * cost 1 KiB). With -msse4.2 on x86-64 the crc32 instruction does the work instead (about
  * 4 GB/s); it computes the same function. */
-#include "streamfat/rec.h"
 #include "util/crc32c.h"
 #include "util/le.h"
 

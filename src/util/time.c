@@ -1,6 +1,6 @@
 /* DOS/exFAT timestamps <-> sf_time_ms, by proleptic Gregorian arithmetic (no libc time
  * functions: the core is freestanding and time zones are the caller's business). */
-#include "streamfat/sf.h"  /* vol.h (via time.h) needs sf_ssize_t from sf.h */
+#include "streamfat/sf.h"
 #include "util/time.h"
 #include "util/div64.h"
 

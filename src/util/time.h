@@ -3,7 +3,11 @@
 #define SF_UTIL_TIME_H
 
 #include <stdint.h>
-#include "streamfat/vol.h"
+
+/* The same typedef as streamfat/vol.h's (C11 allows repeating it; a file that includes
+ * both, as every caller in src/fs does, fails to compile if they drift): util includes
+ * nothing from the layers above it (scripts/check_includes.py). */
+typedef int64_t sf_time_ms;
 
 /* Encode t in local time (t + utc_offset_min) as a DOS timestamp: bits 0-4 seconds/2,
  * 5-10 minutes, 11-15 hours, 16-20 day, 21-24 month, 25-31 years since 1980. *ms10 (may be

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The freestanding core must build for a Cortex-M4 (arm-none-eabi-gcc -mcpu=cortex-m4
 # -mthumb -Os -ffreestanding -std=c11 -Wall -Wextra -Werror) and stay freestanding:
+#   - it compiles the files under src/ only (nothing from host/ leaks in);
 #   - the only external symbols it may need are memcpy, memset, memmove, memcmp and the
 #     compiler's own helpers from libgcc (listed below);
 #   - it holds no mutable global or static state (.data/.bss symbols), as the house rules
@@ -65,6 +66,23 @@ if [ -n "$bad" ]; then
                 sort -u | tr '\n' ' ')
         echo "  $s  <- $users"
     done
+    status=1
+fi
+
+# The core is src/ and nothing else (CMakeLists.txt selects it by folder): every file this
+# build compiled lies under src/, none under host/ or anywhere else.
+if [ -f "$tmp/compile_commands.json" ]; then
+    compiled=$(grep -o '"file": *"[^"]*"' "$tmp/compile_commands.json" | sed 's/.*"\([^"]*\)"$/\1/')
+    stray=$(grep -v "^$src/src/" <<<"$compiled" || true)
+    if [ -n "$stray" ] || [ -z "$compiled" ]; then
+        echo "FAIL: the ARM core build compiled files outside src/ (or none at all):"
+        echo "${stray:-(none compiled)}" | sed 's/^/  /'
+        status=1
+    else
+        echo "compiled: $(wc -l <<<"$compiled") files, all under src/"
+    fi
+else
+    echo "FAIL: no compile_commands.json in the ARM build (CMAKE_EXPORT_COMPILE_COMMANDS)"
     status=1
 fi
 

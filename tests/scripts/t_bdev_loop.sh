@@ -33,7 +33,7 @@ if [ ! -x "$probe" ]; then
     src=${SF_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
     probe="$tmp/bdev_probe"
     cc -std=c11 -O1 -D_GNU_SOURCE -I"$src/include" -I"$src/src" \
-        "$src/tests/helpers/bdev_probe.c" "$src"/src/bdev/*.c -o "$probe" || fail "cannot build bdev_probe"
+        "$src/tests/helpers/bdev_probe.c" "$src"/src/bdev/*.c "$src"/host/bdev/*.c -o "$probe" || fail "cannot build bdev_probe"
 fi
 
 expect() {  # expect WANT PROBE-ARGS...: the probe's output line must contain WANT

@@ -1,7 +1,7 @@
 /* The asynchronous file device (include/streamfat/aiobd.h): entry points, the synchronous
  * callbacks shared by both backends, and the io_uring backend. Linux only, not part of the
  * core. Built without liburing (SF_HAVE_URING undefined) it always uses the threads
- * backend of aio_pool_posix.c.
+ * backend of aio_pool.c.
  *
  * Sections: synchronous callbacks; io_uring backend; init/close. */
 #ifndef _GNU_SOURCE

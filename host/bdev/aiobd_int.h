@@ -1,6 +1,6 @@
 /* Shared between the two backends of the asynchronous file device (include/streamfat/aiobd.h):
- * src/bdev/uring.c (the entry points and the io_uring backend) and
- * src/bdev/aio_pool_posix.c (the threads backend). Linux only. */
+ * host/bdev/uring.c (the entry points and the io_uring backend) and
+ * host/bdev/aio_pool.c (the threads backend). Linux only. */
 #ifndef SF_BDEV_AIOBD_INT_H
 #define SF_BDEV_AIOBD_INT_H
 

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The include rules of the core (docs/DESIGN.md, "The map"), checked over #include lines.
+
+    python3 scripts/check_includes.py [ROOT]
+
+ROOT is the repository (default: the one this script is in). Every .c and .h under src/ and
+every public header of include/streamfat/ except the host-only ones is a core file; each has
+a layer, from its folder (src/<layer>/) or, for a public header, from PUBLIC_LAYER below.
+The hardware drivers (drivers/**, layer "driver") run beside the core on bare metal and are
+held to the same rules, but may include any core layer's public headers (not src/) and
+each other. Each #include line
+of a core or driver file must satisfy:
+
+  libc      an <angle> include is one of ALLOWED_LIBC (the freestanding headers the core
+            needs, and string.h for mem*): no POSIX, Linux or other libc header
+  host      it does not reach host/ or a host-only public header (HOST_HEADERS)
+  cli       it does not reach cli/
+  driver    it does not reach drivers/ (but from a driver)
+  outside   it does not reach anything else outside src/ and include/ (tests/, examples/ ...)
+  layer     the layer it reaches is one the file's layer may include (MAY_INCLUDE): only
+            downwards, util <- bdev <- fs <- stream <- log, check beside fs (it may
+            include fs and below and the record codec; no layer includes check), the
+            record codec (rec) on util only
+  resolve   a "quoted" include names a file that exists (next to the file, in include/ or
+            in src/, the compiler's search order here)
+
+A violation prints FILE:LINE: rule RULE: what and why, and the exit status is 1. An intended
+exception is listed in EXCEPTIONS with its reason; one that no longer matches anything is an
+error too (rule "stale-exception"), so the list cannot rot. Python standard library only.
+"""
+import os
+import re
+import sys
+
+# The freestanding C headers the core may use (string.h: memcpy, memset, memmove, memcmp).
+ALLOWED_LIBC = {"stddef.h", "stdint.h", "stdarg.h", "stdbool.h", "limits.h", "string.h"}
+
+# Public headers of the Linux devices in host/: the core never includes them.
+HOST_HEADERS = {"filebd.h", "aiobd.h", "simbd.h"}
+
+# The layer of each core public header (include/streamfat/). A new public header must be
+# added here (or to HOST_HEADERS), else the check fails on it.
+PUBLIC_LAYER = {
+    "config.h": "util",     # feature options
+    "sf.h": "util",         # error codes, sf_ssize_t, version (and the umbrella: EXCEPTIONS)
+    "bdev.h": "bdev",       # the device contract, RAM and fault devices
+    "vol.h": "fs",          # volumes, files, directories, mkfs
+    "check.h": "check",     # sf_check, recovery
+    "stream.h": "stream",   # the streaming writer
+    "rec.h": "rec",         # the record format's codec (src/log/rec.c)
+    "decode.h": "rec",      # its decoder (src/log/decode.c)
+    "log.h": "log",         # the logger
+    "log_struct.h": "log",  # its struct, included at the end of log.h
+}
+
+# Files under src/ whose layer is not their folder's: the record codec lives in src/log/
+# but stands on util alone (the checker reads records and SF_LOG=OFF keeps it).
+FILE_LAYER = {
+    "src/log/rec.c": "rec",
+    "src/log/rec_layout.h": "rec",
+    "src/log/decode.c": "rec",
+}
+
+# Which layers a file of each layer may include (its own among them).
+MAY_INCLUDE = {
+    "util": {"util"},
+    "rec": {"util", "rec"},
+    "bdev": {"util", "bdev"},
+    "fs": {"util", "bdev", "fs"},
+    "check": {"util", "bdev", "fs", "rec", "check"},
+    "stream": {"util", "bdev", "fs", "stream"},
+    "log": {"util", "bdev", "fs", "stream", "rec", "log"},
+    "driver": {"util", "bdev", "fs", "check", "stream", "rec", "log", "driver"},
+}
+
+# Intended exceptions: (file, the include as written, reason).
+EXCEPTIONS = [
+    ("include/streamfat/sf.h", "bdev.h",
+     "sf.h is the umbrella an application includes: its own declarations (errors, "
+     "sf_ssize_t, version) are util level, and it ends by including the device and volume "
+     "API for the application; no core file relies on that (each includes what it uses)"),
+    ("include/streamfat/sf.h", "vol.h", "the umbrella, as above"),
+    ("include/streamfat/log_struct.h", "stdatomic.h",
+     "a freestanding C11 header (no OS, no libc code): the ring's producer fields are "
+     "_Atomic so an interrupt can log while the main loop writes, without locks"),
+]
+
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def rel(root, path):
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def core_files(root):
+    """(path relative to root, layer or None) of every core file."""
+    out = []
+    src = os.path.join(root, "src")
+    for d, dirs, files in os.walk(src):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                out.append(rel(root, os.path.join(d, f)))
+    drv = os.path.join(root, "drivers")
+    for d, dirs, files in os.walk(drv):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                out.append(rel(root, os.path.join(d, f)))
+    inc = os.path.join(root, "include", "streamfat")
+    for f in sorted(os.listdir(inc)) if os.path.isdir(inc) else []:
+        if f.endswith(".h") and f not in HOST_HEADERS:
+            out.append("include/streamfat/" + f)
+    return out
+
+
+def layer_of(path):
+    """The layer of a file inside src/ or include/streamfat/, or None if it has none."""
+    if path in FILE_LAYER:
+        return FILE_LAYER[path]
+    parts = path.split("/")
+    if parts[0] == "drivers":
+        return "driver"
+    if parts[0] == "src":
+        return parts[1] if len(parts) > 2 and parts[1] in MAY_INCLUDE else None
+    if parts[:2] == ["include", "streamfat"] and len(parts) == 3:
+        return PUBLIC_LAYER.get(parts[2])
+    return None
+
+
+def resolve(root, path, kind, name):
+    """The file an include reaches, relative to root, or None."""
+    if kind == '"':
+        bases = [os.path.dirname(os.path.join(root, path)), os.path.join(root, "include"),
+                 os.path.join(root, "src")]
+    elif name.startswith("streamfat/"):
+        bases = [os.path.join(root, "include")]
+    else:
+        return None
+    for b in bases:
+        p = os.path.normpath(os.path.join(b, name))
+        if os.path.isfile(p):
+            return rel(root, p)
+    return None
+
+
+def check(root):
+    errors = []
+    used = set()
+    nfiles = nincludes = 0
+    for path in core_files(root):
+        nfiles += 1
+        layer = layer_of(path)
+        if layer is None:
+            errors.append(f"{path}:1: rule layer: no layer for this file (a src/ folder not "
+                          f"in MAY_INCLUDE, or a public header not in PUBLIC_LAYER)")
+            continue
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().split("\n")
+        for lineno, line in enumerate(lines, 1):
+            m = INCLUDE_RE.match(line)
+            if not m:
+                continue
+            nincludes += 1
+            kind, name = m.group(1), m.group(2).strip()
+            shown = f"<{name}>" if kind == "<" else f'"{name}"'
+            exc = [i for i, e in enumerate(EXCEPTIONS) if e[0] == path and e[1] == name]
+            if exc:
+                used.update(exc)
+                continue
+            where = f"{path}:{lineno}"
+            if kind == "<" and not name.startswith("streamfat/"):
+                if name not in ALLOWED_LIBC:
+                    errors.append(f"{where}: rule libc: {shown} is not one of the core's "
+                                  f"headers ({', '.join(sorted(ALLOWED_LIBC))})")
+                continue
+            target = resolve(root, path, kind, name)
+            if target is None:
+                errors.append(f"{where}: rule resolve: {shown} names no file next to it, in "
+                              f"include/ or in src/")
+                continue
+            top = target.split("/")[0]
+            tname = target.split("/")[-1]
+            if top == "host" or (target.startswith("include/streamfat/")
+                                 and tname in HOST_HEADERS):
+                errors.append(f"{where}: rule host: {shown} is {target}, a host (Linux) "
+                              f"header; the core never includes host code")
+            elif top == "cli":
+                errors.append(f"{where}: rule cli: {shown} is {target}, a CLI header; the "
+                              f"core never includes the CLI")
+            elif top == "drivers" and layer != "driver":
+                errors.append(f"{where}: rule driver: {shown} is {target}, a driver header; "
+                              f"the core never includes drivers")
+            elif top not in ("src", "include", "drivers"):
+                errors.append(f"{where}: rule outside: {shown} is {target}, outside src/ and "
+                              f"include/")
+            elif layer == "driver" and top == "src":
+                errors.append(f"{where}: rule layer: {shown} is {target}, a private core "
+                              f"header; a driver includes the public headers only")
+            else:
+                tl = layer_of(target)
+                if tl is None:
+                    errors.append(f"{where}: rule layer: {shown} is {target}, which has no "
+                                  f"layer")
+                elif tl not in MAY_INCLUDE[layer]:
+                    errors.append(f"{where}: rule layer: {shown} is {target} (layer {tl}); "
+                                  f"a {layer} file may include only "
+                                  f"{', '.join(sorted(MAY_INCLUDE[layer]))}")
+    for i, e in enumerate(EXCEPTIONS):
+        if i not in used:
+            errors.append(f"{e[0]}:1: rule stale-exception: the exception for {e[1]!r} "
+                          f"matches no include; remove it from EXCEPTIONS")
+    return errors, nfiles, nincludes, len(used)
+
+
+def main(argv):
+    root = os.path.abspath(argv[1] if len(argv) > 1 else
+                           os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    if not os.path.isdir(os.path.join(root, "src")):
+        print(f"check_includes: {root} has no src/", file=sys.stderr)
+        return 2
+    errors, nfiles, nincludes, nexc = check(root)
+    for e in errors:
+        print(e)
+    if errors:
+        print(f"check_includes: {len(errors)} violation(s) of the include rules "
+              f"(docs/DESIGN.md, 'The map')")
+        return 1
+    print(f"check_includes: {nfiles} core and driver files, {nincludes} includes, all within the rules "
+          f"({nexc} documented exceptions)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
