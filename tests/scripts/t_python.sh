@@ -32,5 +32,5 @@ fi
 
 log "pytest python/tests"
 cd "$WORK"
-SF=$SF timeout 1200 "$PY" -m pytest -q -p no:cacheprovider --basetemp="$WORK/pytest" \
+SF=$SF SF_PYTHON_INSTALLED=1 timeout 1200 "$PY" -m pytest -q -p no:cacheprovider --basetemp="$WORK/pytest" \
     "$SF_SRC/python/tests" </dev/null >&2 || fail "pytest python/tests failed"

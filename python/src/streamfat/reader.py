@@ -130,13 +130,15 @@ def _sfl_files_in_dir(path):
     return sorted(out)
 
 
-def _iter_files(source):
+def _iter_files(source, strict=False):
     """(name, binary stream) for every log file of source: a path (.SFL file, directory,
     image or block device: every .SFL file of its volume), a stream, a VolumeFile, or a
-    list of those. Streams opened here are closed after use."""
+    list of those. Streams opened here are closed after use. strict: a file that is
+    neither (no .SFL name, no block magic, no volume) raises NotAVolumeError instead of
+    being read as a log whose first block is damaged."""
     if isinstance(source, (list, tuple)):
         for s in source:
-            yield from _iter_files(s)
+            yield from _iter_files(s, strict)
         return
     if _is_stream(source):
         yield getattr(source, "name", "<stream>"), source
@@ -160,7 +162,7 @@ def _iter_files(source):
     try:
         vol = Volume(path)
     except NotAVolumeError:
-        if not stat.S_ISREG(st.st_mode):
+        if strict or not stat.S_ISREG(st.st_mode):
             raise
         with open(path, "rb", buffering=0) as fh:     # a log whose block 0 is damaged?
             yield path, fh
