@@ -547,6 +547,15 @@ static int add_damage(DecoderObject *d, int cat, const struct sf_dec_event *ev, 
     return gbuf_put(&d->dmg, &g, sizeof g);
 }
 
+/* Room for `frames` more frames and `bytes` more data bytes in the CAN columns. */
+static int can_reserve(DecoderObject *d, size_t frames, size_t bytes)
+{
+    return gbuf_reserve(&d->c_ts, frames * 8) || gbuf_reserve(&d->c_chan, frames) ||
+           gbuf_reserve(&d->c_id, frames * 4) || gbuf_reserve(&d->c_len, frames) ||
+           gbuf_reserve(&d->c_flags, frames) || gbuf_reserve(&d->c_block, frames * 8) ||
+           gbuf_reserve(&d->c_off, frames * 4) || gbuf_reserve(&d->c_data, bytes);
+}
+
 static int put_body(struct gbuf *off, struct gbuf *data, const void *p, size_t n)
 {
     int32_t end;
@@ -571,17 +580,35 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
     case SF_DEC_RECORD:
         if (r->type == SF_REC_CAN) {
             struct sf_can c;
-            int64_t ts = (int64_t)r->ts;
-            uint8_t len, fl;
-            if (sf_rec_get_can(r, &c) != 0)
+            uint64_t i = d->ncan;
+            uint32_t dl;
+            int32_t end;
+            if (sf_rec_get_can(r, &c) != 0)    /* the reader's rules, in one place */
                 return add_damage(d, DMG_BAD_CAN, ev, 1);
-            len = c.len;
-            fl = (uint8_t)c.flags;
-            if (gbuf_put(&d->c_ts, &ts, 8) || gbuf_put(&d->c_chan, &r->channel, 1) ||
-                gbuf_put(&d->c_id, &c.id, 4) || gbuf_put(&d->c_len, &len, 1) ||
-                gbuf_put(&d->c_flags, &fl, 1) || gbuf_put(&d->c_block, &ev->block, 8) ||
-                put_body(&d->c_off, &d->c_data, c.data, (c.flags & SF_CAN_RTR) ? 0 : len))
-                return -1;
+            dl = (c.flags & SF_CAN_RTR) ? 0 : c.len;
+            /* room for this frame in every column (reserved ahead in decode(); this is
+             * the fallback) */
+            if ((i + 1) * 8 > d->c_ts.cap || d->c_data.n + dl > d->c_data.cap ||
+                d->c_data.n + dl > INT32_MAX)
+                if (can_reserve(d, 1024, 64 * 1024) || d->c_data.n + dl > INT32_MAX)
+                    return -1;
+            ((int64_t *)d->c_ts.p)[i] = (int64_t)r->ts;
+            d->c_chan.p[i] = r->channel;
+            memcpy(d->c_id.p + 4 * i, &c.id, 4);
+            d->c_len.p[i] = c.len;
+            d->c_flags.p[i] = (uint8_t)c.flags;
+            memcpy(d->c_block.p + 8 * i, &ev->block, 8);
+            memcpy(d->c_data.p + d->c_data.n, c.data, dl);
+            d->c_data.n += dl;
+            end = (int32_t)d->c_data.n;
+            memcpy(d->c_off.p + 4 * (i + 1), &end, 4);
+            d->c_ts.n += 8;
+            d->c_chan.n++;
+            d->c_id.n += 4;
+            d->c_len.n++;
+            d->c_flags.n++;
+            d->c_block.n += 8;
+            d->c_off.n += 4;
             d->ncan++;
             d->total_can++;
         } else {
@@ -635,6 +662,12 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the decoder has ended");
         return NULL;
     }
+    /* every CAN record takes 24 bytes of the file or more, and the decoder may hold up to
+     * DEC_BUF bytes from earlier chunks */
+    if (can_reserve(self, ((size_t)b.len + DEC_BUF) / 24 + 16, (size_t)b.len + DEC_BUF)) {
+        PyBuffer_Release(&b);
+        return PyErr_NoMemory();
+    }
     Py_BEGIN_ALLOW_THREADS
     struct sf_dec_event ev;
     const uint8_t *p = b.buf;
@@ -666,10 +699,32 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args)
     return PyBool_FromLong(self->ended);
 }
 
+/* The six flag columns as Arrow bitmaps (LSB first), one after the other, each
+ * (n + 7) / 8 bytes: ext (EFF), rtr, fd, brs, esi, err. */
+static PyObject *flag_bitmaps(const uint8_t *fl, size_t n)
+{
+    static const uint8_t bit[6] = { SF_CAN_EFF, SF_CAN_RTR, SF_CAN_FD, SF_CAN_BRS, SF_CAN_ESI,
+                                    SF_CAN_ERR };
+    size_t nb = (n + 7) / 8;
+    PyObject *o = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(6 * nb));
+    uint8_t *p;
+
+    if (!o)
+        return NULL;
+    p = (uint8_t *)PyBytes_AS_STRING(o);
+    memset(p, 0, 6 * nb);
+    for (int k = 0; k < 6; k++) {
+        uint8_t *m = p + k * nb, b = bit[k];
+        for (size_t i = 0; i < n; i++)
+            m[i >> 3] |= (uint8_t)(((fl[i] & b) != 0) << (i & 7));
+    }
+    return o;
+}
+
 /* take() -> dict of the columns decoded since the last take (bytes objects), then empty. */
 static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
 {
-    PyObject *r, *dl;
+    PyObject *r, *dl, *bits;
     size_t nd = self->dmg.n / sizeof(struct damage);
     const struct damage *g = (const struct damage *)self->dmg.p;
     int32_t zero = 0;
@@ -695,8 +750,13 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
         PyList_SET_ITEM(dl, (Py_ssize_t)i, t);
     }
     self->dmg.n = 0;
-    r = Py_BuildValue("{s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
-                      "ncan", (unsigned long long)self->ncan,
+    bits = flag_bitmaps(self->c_flags.p, self->ncan);
+    if (!bits) {
+        Py_DECREF(dl);
+        return NULL;
+    }
+    r = Py_BuildValue("{s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+                      "can_bits", bits, "ncan", (unsigned long long)self->ncan,
                       "can_ts", gbuf_take(&self->c_ts), "can_channel", gbuf_take(&self->c_chan),
                       "can_id", gbuf_take(&self->c_id), "can_len", gbuf_take(&self->c_len),
                       "can_flags", gbuf_take(&self->c_flags),

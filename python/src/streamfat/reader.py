@@ -258,7 +258,7 @@ def _ts_type(st):
 
 
 def _channel_array(chan_u8, names):
-    used = np.unique(chan_u8)
+    used = np.nonzero(np.bincount(chan_u8, minlength=256))[0]
     lut = np.zeros(256, np.int32)
     lut[used] = np.arange(len(used), dtype=np.int32)
     dictionary = pa.array([names.get(int(c), str(int(c))) for c in used], pa.string())
@@ -268,13 +268,14 @@ def _channel_array(chan_u8, names):
 def _frames_batch(st, b, with_block=False):
     n = b["ncan"]
     tst = _ts_type(st)
-    fl = np.frombuffer(b["can_flags"], np.uint8)
     cols = [
         pa.Array.from_buffers(tst, n, [None, pa.py_buffer(b["can_ts"])]),
         _channel_array(np.frombuffer(b["can_channel"], np.uint8), st.names),
         pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(b["can_id"])]),
     ]
-    cols += [pa.array((fl & bit) != 0) for _name, bit in _FLAG_BITS]
+    bits, nb = pa.py_buffer(b["can_bits"]), (n + 7) // 8     # C-made bitmaps
+    cols += [pa.Array.from_buffers(pa.bool_(), n, [None, bits.slice(k * nb, nb)])
+             for k in range(len(_FLAG_BITS))]
     cols += [
         pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(b["can_len"])]),
         pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(b["can_offsets"]),
