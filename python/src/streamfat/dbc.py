@@ -37,21 +37,33 @@ def load(paths):
     return out
 
 
-def _bytes_matrix(data_col, length):
-    """The data of n frames of `length` bytes each as an (n, length) uint8 matrix."""
+def _bytes_matrix(data_col, length, rows=None):
+    """The data of n frames (rows of data_col, or all) of `length` bytes each as an
+    (n, length) uint8 matrix."""
     arr = data_col.combine_chunks() if isinstance(data_col, pa.ChunkedArray) else data_col
-    n = len(arr)
+    n = len(arr) if rows is None else len(rows)
     if n == 0 or length == 0:
         return np.zeros((n, length), np.uint8)
     bufs = arr.buffers()
-    offs = np.frombuffer(bufs[1], np.int32, count=n + 1, offset=arr.offset * 4)
+    offs = np.frombuffer(bufs[1], np.int32, count=len(arr) + 1, offset=arr.offset * 4)
     raw = np.frombuffer(bufs[2], np.uint8)
-    return raw[offs[:-1, None] + np.arange(length)]
+    start = offs[:-1] if rows is None else offs[rows]
+    return raw[start[:, None] + np.arange(length)]
 
 
-def _raw_bits(mat, sig):
-    """The raw unsigned value of a signal for every row, as uint64."""
+def _raw_bits(mat, sig, le64=None, be64=None):
+    """The raw unsigned value of a signal for every row, as uint64. le64 / be64: for
+    messages of up to 8 bytes, the data as one little- / big-endian 64-bit word."""
     n, length = mat.shape
+    mask = np.uint64((1 << sig.length) - 1) if sig.length < 64 else None
+    if le64 is not None and sig.byte_order == "little_endian":
+        v = le64 >> np.uint64(sig.start) if sig.start else le64
+        return v & mask if mask is not None else v
+    if be64 is not None and sig.byte_order != "little_endian":
+        msb = (sig.start // 8) * 8 + (7 - sig.start % 8)
+        sh = 64 - (msb + sig.length)
+        v = be64 >> np.uint64(sh) if sh else be64
+        return v & mask if mask is not None else v
     if sig.byte_order == "little_endian":
         lo_bit = sig.start
         lo, hi = lo_bit // 8, (lo_bit + sig.length - 1) // 8
@@ -132,12 +144,57 @@ class DecodeStats:
     undecoded: int = 0               # frames of no DBC message (raw)
 
 
-def decode_message(msg, frames, labels=True, raw_choices=False):
-    """Decode every frame of a frames table/batch that belongs to msg (already selected,
-    all of msg.length bytes): a pyarrow.Table of ts, channel and one column per signal."""
-    mat = _bytes_matrix(frames.column("data"), msg.length)
-    n = len(mat)
-    cols = {"ts": frames.column("ts"), "channel": frames.column("channel")}
+class _Columns:
+    """A frames table's columns as numpy once, for many messages' row selections."""
+
+    def __init__(self, table):
+        self.table = table
+        ts = table.column("ts").combine_chunks()
+        self.ts_type = ts.type
+        self.ts = ts.cast(pa.int64()).to_numpy()
+        ch = table.column("channel").combine_chunks()
+        if isinstance(ch, pa.ChunkedArray):       # pragma: no cover
+            ch = ch.combine_chunks()
+        self.ch_idx = ch.indices.to_numpy(zero_copy_only=False)
+        self.ch_dict = ch.dictionary
+        self._le = None
+
+    def le64(self):
+        """Every frame's first 8 data bytes (zero-padded) as a little-endian word."""
+        if self._le is None:
+            arr = self.table.column("data").combine_chunks()
+            bufs = arr.buffers()
+            n = len(arr)
+            offs = np.frombuffer(bufs[1], np.int32, count=n + 1, offset=arr.offset * 4)
+            raw = np.concatenate([np.frombuffer(bufs[2], np.uint8), np.zeros(8, np.uint8)])
+            words = np.lib.stride_tricks.as_strided(raw, (len(raw) - 7, 8), (1, 1))
+            self._le = np.ascontiguousarray(words[offs[:-1]]).view("<u8").reshape(n)
+        return self._le
+
+    def head(self, rows):
+        return {"ts": pa.array(self.ts[rows], pa.int64()).cast(self.ts_type),
+                "channel": pa.DictionaryArray.from_arrays(
+                    pa.array(self.ch_idx[rows], pa.int32()), self.ch_dict)}
+
+
+def decode_message(msg, frames, labels=True, rows=None, _cols=None):
+    """Decode the frames of a frames table that belong to msg (rows: their indices, else
+    every row; all of msg.length bytes): a pyarrow.Table of ts, channel and one column per
+    signal."""
+    c = _cols or _Columns(frames)
+    if rows is None:
+        rows = np.arange(frames.num_rows)
+    n = len(rows)
+    le64 = be64 = None
+    if msg.length <= 8:
+        le64 = c.le64()[rows]
+        if msg.length < 8:                        # bytes past the frame: zero
+            le64 &= np.uint64((1 << (8 * msg.length)) - 1)
+        be64 = le64.byteswap()
+        mat = np.zeros((n, 0), np.uint8)
+    else:
+        mat = _bytes_matrix(frames.column("data"), msg.length, rows)
+    cols = c.head(rows)
     valid = {}                       # signal name -> row mask (multiplexing)
     values = {}
     sigs = list(msg.signals)
@@ -156,7 +213,7 @@ def decode_message(msg, frames, labels=True, raw_choices=False):
             if parent:
                 pv = values[parent]
                 mask = valid[parent] & np.isin(pv, np.array(s.multiplexer_ids or [], np.int64))
-            raw = _raw_bits(mat, s)
+            raw = _raw_bits(mat, s, le64, be64)
             v = _physical(raw, s)
             values[s.name], valid[s.name] = v, mask
             done.add(s.name)
@@ -187,16 +244,21 @@ def split_frames(table, messages, stats=None, labels=True):
     dlc = table.column("dlc").to_numpy()
     used = np.zeros(len(ids), bool)
     out = {}
+    cols = _Columns(table)
     # one pass over the id column: group rows by (id, ext)
-    key = ids.astype(np.int64) | (ext.astype(np.int64) << 32)
-    uniq, inverse = np.unique(np.where(plain, key, -1), return_inverse=True)
-    for gi, k in enumerate(uniq):
-        if k < 0:
-            continue
-        msg = messages.get((int(k) & 0xFFFFFFFF, bool(k >> 32)))
+    key = np.where(plain, ids.astype(np.int64) | (ext.astype(np.int64) << 32), -1)
+    if len(messages) <= 64:               # a pass per message beats sorting the column
+        groups = ((((fid | (int(e) << 32))), None) for fid, e in messages)
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        groups = ((int(k), gi) for gi, k in enumerate(uniq) if k >= 0)
+    for k, gi in groups:
+        msg = messages.get((k & 0xFFFFFFFF, bool(k >> 32)))
         if msg is None:
             continue
-        rows = np.nonzero(inverse == gi)[0]
+        rows = np.nonzero(key == k)[0] if gi is None else np.nonzero(inverse == gi)[0]
+        if not len(rows):
+            continue
         good = rows[dlc[rows] == msg.length]
         if len(good) < len(rows):
             stats.length_mismatch[msg.name] = stats.length_mismatch.get(msg.name, 0) + \
@@ -204,8 +266,7 @@ def split_frames(table, messages, stats=None, labels=True):
         if not len(good):
             continue
         used[good] = True
-        sub = table.take(pa.array(good))
-        out[msg.name] = decode_message(msg, sub, labels)
+        out[msg.name] = decode_message(msg, table, labels, good, cols)
         stats.frames += len(good)
     raw = table.filter(pa.array(~used))
     stats.undecoded += raw.num_rows
