@@ -63,3 +63,48 @@ def test_not_a_volume(tmp_path):
         streamfat.open_volume(z)
     with pytest.raises(FileNotFoundError):
         streamfat.open_volume(tmp_path / "missing.img")
+
+
+def test_block_device_and_partition(tmp_path, sfbin):
+    """A loop device of an MBR disk image: the whole device and its partition device."""
+    import os
+    import shutil
+    import subprocess
+    import time
+    if os.geteuid() != 0 or not shutil.which("losetup"):
+        pytest.skip("needs root and losetup for a loop device")
+    img = tmp_path / "disk.img"
+    sf("mkfs", "-t", "exfat", "--partition", "mbr", "-s", "64M", img)
+    (tmp_path / "x.bin").write_bytes(b"block device bytes" * 1000)
+    sf("put", "--no-direct", img, tmp_path / "x.bin", "/X.BIN")
+    loop = subprocess.run(["losetup", "-f", "--show", "-r", "-P", str(img)],
+                          capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL).stdout.strip()
+    if not loop:
+        pytest.skip("losetup could not attach a loop device")
+    loops = [loop]
+    try:
+        with streamfat.open_volume(loop) as v:
+            info = v.info()
+            assert info["volume_offset"] > 0
+            assert v.open("/X.BIN").read() == b"block device bytes" * 1000
+        part = loop + "p1"
+        for _ in range(30):
+            if os.path.exists(part):
+                break
+            time.sleep(0.1)
+        if not os.path.exists(part):
+            # no partition scanning here (containers): a loop device over the partition's
+            # bytes is the same thing as /dev/sdb1
+            part = subprocess.run(
+                ["losetup", "-f", "--show", "-r", "-o", str(info["volume_offset"]),
+                 "--sizelimit", str(info["volume_size"]), str(img)], capture_output=True,
+                text=True, timeout=60, stdin=subprocess.DEVNULL).stdout.strip()
+            assert part, "losetup -o failed"
+            loops.append(part)
+        with streamfat.open_volume(part) as v:
+            assert v.info()["volume_offset"] == 0
+            assert [e.name for e in v.ls("/")] == ["X.BIN"]
+    finally:
+        for lp in loops:
+            subprocess.run(["losetup", "-d", lp], timeout=60, stdin=subprocess.DEVNULL)
