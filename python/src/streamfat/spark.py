@@ -212,14 +212,15 @@ class StreamfatReader(DataSourceReader):
         if realtime:
             nsv = ns.to_numpy(zero_copy_only=False)
             days = nsv // DAY_NS
-            dates = np.array([str(np.datetime64(int(d), "D")) for d in np.unique(days)])
-            date = pa.array(dates[np.searchsorted(np.unique(days), days)], pa.string())
+            uniq = np.unique(days)                        # a few days: no per-row objects
+            names = pa.array([str(np.datetime64(int(d), "D")) for d in uniq], pa.string())
+            date = pa.DictionaryArray.from_arrays(
+                pa.array(np.searchsorted(uniq, days).astype(np.int32)), names).cast(pa.string())
             ts = pa.array(nsv // 1000, pa.int64()).cast(pa.timestamp("us", tz="UTC"))
         else:
-            date = pa.array(["unknown"] * n, pa.string())
+            date = pa.repeat(pa.scalar("unknown"), n)
             ts = pa.nulls(n, pa.timestamp("us", tz="UTC"))
-        return [pa.array([name] * n, pa.string()), pa.array([dev] * n, pa.string()), date,
-                ts, ns]
+        return [pa.repeat(pa.scalar(name), n), pa.repeat(pa.scalar(dev), n), date, ts, ns]
 
     def _frame_batch(self, name, dev, st, t):
         cols = self._common(name, dev, st, t.column("ts"))
@@ -240,7 +241,7 @@ class StreamfatReader(DataSourceReader):
     def _signal_batch(self, name, dev, st, msg, t, sigcols):
         n = t.num_rows
         cols = self._common(name, dev, st, t.column("ts"))
-        cols.insert(3, pa.array([msg] * n, pa.string()))
+        cols.insert(3, pa.repeat(pa.scalar(msg), n))
         cols += [t.column("channel").cast(pa.string())]
         names = ["file", "device", "date", "message", "ts", "ts_ns", "channel"]
         for col, m, s in sigcols:
