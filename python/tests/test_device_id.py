@@ -33,4 +33,4 @@ def test_bad_device_id(bad, tmp_path, sfbin):
            tmp_path / "x.img", check=False)
     assert r.returncode == 2
     err = r.stderr.decode()
-    assert "--device-id" in err and len(err.strip().splitlines()) <= 2
+    assert "invalid --device-id" in err and len(err.strip().splitlines()) <= 2
