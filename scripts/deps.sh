@@ -16,6 +16,7 @@ packages=(
     libdeflate-dev
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
     fdisk gdisk python3 g++ mount psmisc time xz-utils
+    openjdk-17-jre-headless
 )
 
 # Every command a test looks for before using it (need_tool, command -v: in tests/scripts,
@@ -28,6 +29,7 @@ declare -A tools=(
     [fuser]=psmisc [python3]=python3 [/usr/bin/python3]=python3-can [/usr/bin/time]=time
     [xz]=xz-utils [ctest]=cmake [cc]=gcc [gcc]=gcc [g++]=g++ [make]=make [cmake]=cmake
     [pkg-config]=pkg-config [xxd]=xxd
+    [java]=openjdk-17-jre-headless
     [mkfs.fat]=dosfstools [fsck.fat]=dosfstools
     [mkfs.exfat]=exfatprogs [fsck.exfat]=exfatprogs [exfatlabel]=exfatprogs
     [mount.exfat-fuse]=exfat-fuse [fusermount]=fuse3

@@ -110,6 +110,8 @@ static const char help[] =
 "                       Refused at start when two files would get the same name (no %n)\n"
 "                       or a name FAT/exFAT cannot hold (: / \\ * ? \" < > |, a dot or space\n"
 "                       at the end)\n"
+"  --device-id NAME     a META record device=NAME in every file's header (which logger\n"
+"                       wrote it: streamfat-lake partitions by it); 1..64 bytes, no '/'\n"
 "  --raw                raw mode: bytes in, bytes out, no framing\n"
 "  --fast               file: replay without waiting\n"
 "  --measure            time every append (append latency histogram; costs two clock\n"
@@ -137,7 +139,7 @@ enum {
     OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
-    OPT_NO_DIRECT, OPT_SIZE,
+    OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID,
 };
 
 static const struct option longopts[] = {
@@ -160,6 +162,7 @@ static const struct option longopts[] = {
     { "size", required_argument, NULL, OPT_SIZE },
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
+    { "device-id", required_argument, NULL, OPT_DEVICE_ID },
     { "raw", no_argument, NULL, OPT_RAW },
     { "fast", no_argument, NULL, OPT_FAST },
     { "measure", no_argument, NULL, OPT_MEASURE },
@@ -392,6 +395,12 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             break;
         case OPT_DIR: a->dir = optarg; break;
         case OPT_NAME: a->name = optarg; break;
+        case OPT_DEVICE_ID:
+            if (!*optarg || strlen(optarg) > 64 || strpbrk(optarg, "/\\=\n"))
+                return cli_usage("invalid --device-id '%s': 1 to 64 bytes, without / \\ = or "
+                                 "a line break", optarg);
+            a->device_id = optarg;
+            break;
         case OPT_RAW: a->so.raw = 1; break;
         case OPT_FAST: a->so.fast = 1; break;
         case OPT_MEASURE: a->measure = 1; break;
@@ -473,7 +482,7 @@ int cmd_log(int argc, char **argv)
     struct src_stats ss;
     const char *const *names;
     const char *meta[4];
-    char meta_src[300], meta_host[300], meta_ver[64], errbuf[300];
+    char meta_src[300], meta_host[300], meta_ver[64], meta_dev[80], errbuf[300];
     void *ring = NULL, *work = NULL;
     uint64_t t0, last_status = 0, last_rec = 0, block;
     double secs, last_t = 0;
@@ -578,6 +587,10 @@ int cmd_log(int argc, char **argv)
     cfg.channel_names = names;
     cfg.meta = meta;
     cfg.meta_count = 3;
+    if (a.device_id) {
+        snprintf(meta_dev, sizeof meta_dev, "device=%s", a.device_id);
+        meta[cfg.meta_count++] = meta_dev;
+    }
     cfg.work = work;
     cfg.work_size = (uint32_t)block;
 

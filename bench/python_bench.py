@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The Python package's numbers (docs/BENCHMARKS.md, "Python package"), in one run:
+
+    python bench/python_bench.py DIR [PYCAN_FRAMES]
+
+DIR holds LOGnnnnn.SFL files and, for the first one, LOG00001.blf and LOG00001.log
+(streamfat export -f blf / -f candump of it). Prints CPU seconds and frames per CPU second
+of: streamfat.iter_batches over every .SFL; read_arrow of LOG00001; python-can's BLFReader
+and CanutilsLogReader over the same frames of LOG00001 (the first PYCAN_FRAMES of them,
+default all); DBC decoding (a generated DBC of 20 messages and 200 signals) by
+streamfat.dbc over whole columns and by cantools' decode_message frame by frame (the first
+200,000 frames); and peak RSS of each streamfat step (a child process each)."""
+import glob
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def child(code):
+    """Run code in a fresh interpreter; its stdout and peak RSS (MiB)."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, check=True)
+    return r.stdout.strip()
+
+
+DBC_MSG = """BO_ {id} M{k}: 8 ECU
+ SG_ M{k}_a : 0|8@1+ (1,0) [0|255] "" ECU
+ SG_ M{k}_b : 8|8@1- (0.5,-3) [0|0] "" ECU
+ SG_ M{k}_c : 16|12@1+ (0.1,0) [0|0] "" ECU
+ SG_ M{k}_d : 28|4@1+ (1,0) [0|15] "" ECU
+ SG_ M{k}_e : 39|8@0+ (1,0) [0|255] "" ECU
+ SG_ M{k}_f : 47|4@0- (1,0) [0|0] "" ECU
+ SG_ M{k}_g : 43|4@0+ (2,1) [0|0] "" ECU
+ SG_ M{k}_h : 48|6@1+ (1,0) [0|63] "" ECU
+ SG_ M{k}_i : 54|5@1- (1,0) [0|0] "" ECU
+ SG_ M{k}_j : 59|5@1+ (0.25,0) [0|0] "" ECU
+"""
+
+
+def make_dbc(path):
+    with open(path, "w") as f:
+        f.write('VERSION ""\n\nNS_ :\n\nBS_:\n\nBU_: ECU\n\n')
+        for k in range(20):
+            f.write(DBC_MSG.format(id=0x100 + k, k=k) + "\n")
+
+
+def main():
+    d = sys.argv[1]
+    pycan_n = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    sfls = sorted(glob.glob(os.path.join(d, "*.SFL")))
+    first = sfls[0]
+    base = first[:-4]
+
+    for files in (sfls[:1], sfls):
+        out = child(f"""
+import resource, time, streamfat
+next(iter(streamfat.iter_batches({sfls[0]!r})))
+t = time.process_time(); n = 0
+for b in streamfat.iter_batches({files!r}):
+    n += b.num_rows
+c = time.process_time() - t
+print(n, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)""").split()
+        n, c, rss = int(out[0]), float(out[1]), float(out[2])
+        print(f"iter_batches, {len(files)} files: {n} frames, {c:.2f} CPU s, "
+              f"{n / c / 1e6:.2f} M frames/CPU s, peak RSS {rss:.0f} MiB")
+    out = child("import resource, numpy, pyarrow, streamfat; "
+                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    print(f"(peak RSS of importing numpy, pyarrow and streamfat alone: {float(out):.0f} MiB)")
+    out = child(f"""
+import resource, time, streamfat
+next(iter(streamfat.iter_batches({first!r})))
+t = time.process_time()
+tab = streamfat.read_arrow({first!r})
+c = time.process_time() - t
+print(tab.num_rows, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)""").split()
+    n1, c1, rss1 = int(out[0]), float(out[1]), float(out[2])
+    print(f"read_arrow, 1 file: {n1} frames, {c1:.2f} CPU s, {n1 / c1 / 1e6:.2f} M frames/CPU s,"
+          f" peak RSS {rss1:.0f} MiB (the table itself: {n1 * 30 / 2**20:.0f} MiB or so)")
+
+    import can
+    for what, cls, path in (("python-can BLFReader", can.BLFReader, base + ".blf"),
+                            ("python-can CanutilsLogReader", can.CanutilsLogReader,
+                             base + ".log")):
+        t = cpu()
+        k = 0
+        for _m in cls(path):
+            k += 1
+            if pycan_n and k >= pycan_n:
+                break
+        c2 = cpu() - t
+        print(f"{what}: {k} frames, {c2:.2f} CPU s, {k / c2 / 1e6:.3f} M frames/CPU s; "
+              f"read_arrow is {(n1 / c1) / (k / c2):.0f}x")
+
+    import cantools
+    import numpy as np
+    import streamfat
+    from streamfat import dbc
+    dbcp = os.path.join(d, "bench20.dbc")
+    make_dbc(dbcp)
+    tab = streamfat.read_arrow(first)
+    msgs = dbc.load([dbcp])
+    t = cpu()
+    decoded, raw = dbc.split_frames(tab, msgs, labels=False)
+    c3 = cpu() - t
+    nd = sum(v.num_rows for v in decoded.values())
+    print(f"DBC over columns (20 messages, 200 signals): {nd} frames decoded of {tab.num_rows}, "
+          f"{c3:.2f} CPU s, {tab.num_rows / c3 / 1e6:.2f} M frames/CPU s")
+    db = cantools.database.load_file(dbcp)
+    sub = tab.slice(0, 200_000)
+    ids = sub.column("id").to_numpy()
+    data = sub.column("data").to_pylist()
+    t = cpu()
+    for i, x in zip(ids.tolist(), data):
+        db.decode_message(i, x)
+    c4 = cpu() - t
+    print(f"cantools decode_message: {len(data)} frames, {c4:.2f} CPU s, "
+          f"{len(data) / c4 / 1e6:.3f} M frames/CPU s; columns are "
+          f"{(tab.num_rows / c3) / (len(data) / c4):.0f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Build of the streamfat Python package (docs/PYTHON.md).
+
+The extension streamfat._core is compiled from this repository's C sources: the
+freestanding core (every file under src/, globbed, as CMake selects it, so that files
+added there need no edit here) plus the few Linux host files (under host/) named in
+HOST_FILES. Built without sanitizers (plain -O2), so that it imports into any Python.
+"""
+import glob
+import os
+import sys
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.chdir(HERE)                                     # setuptools wants relative paths
+# the repository (STREAMFAT_SRC: when this folder was copied elsewhere to build)
+ROOT = os.path.abspath(os.environ.get("STREAMFAT_SRC") or os.path.dirname(HERE))
+SRC = os.path.join(ROOT, "src")
+HOST = os.path.join(ROOT, "host")
+
+# ---- the one place that names source files --------------------------------------------
+# The core: every *.c under src/ but the feature-off stand-ins (*_off.c: built only when a
+# feature is configured out).
+# Linux host files, relative to host/: the image/block-device device is the one needed.
+HOST_FILES = ["bdev/file.c"]
+# ---------------------------------------------------------------------------------------
+
+
+def sources():
+    if not os.path.isfile(os.path.join(ROOT, "include", "streamfat", "sf.h")):
+        sys.exit("streamfat: build from the repository (pip install ./python): the C "
+                 "sources are in its src/ and include/")
+    out = []
+    for f in sorted(glob.glob(os.path.join(SRC, "**", "*.c"), recursive=True)):
+        if not f.endswith("_off.c"):
+            out.append(os.path.relpath(f, HERE))
+    for rel in HOST_FILES:
+        f = os.path.join(HOST, rel)
+        if not os.path.isfile(f):
+            sys.exit(f"streamfat: host source {rel} not found under host/ (python/setup.py, "
+                     "HOST_FILES)")
+        out.append(os.path.relpath(f, HERE))
+    return out
+
+
+ext = Extension(
+    "streamfat._core",
+    sources=[os.path.join("src", "streamfat", "_core.c")] + sources(),
+    include_dirs=[os.path.relpath(os.path.join(ROOT, "include"), HERE),
+                  os.path.relpath(SRC, HERE)],
+    define_macros=[("_GNU_SOURCE", None)],
+    extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wno-unused-parameter"],
+)
+
+setup(ext_modules=[ext])

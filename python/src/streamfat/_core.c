@@ -1,0 +1,885 @@
+/* streamfat._core: the C side of the Python package (docs/PYTHON.md).
+ *
+ * Two types over the library of this repository, built into the extension (python/setup.py):
+ *   Volume   a FAT/exFAT volume on an image file or a block device, mounted read-only
+ *            (sf_filebd, sf_probe, sf_mount with SF_VOL_RDONLY); listdir, stat, open
+ *   VFile    a file of a Volume: readinto, seek (sf_read, sf_seek)
+ *   Decoder  the damage-tolerant log decoder (include/streamfat/decode.h) that decodes
+ *            whole chunks of a file into column buffers (C arrays) with the GIL released;
+ *            take() hands them to Python as bytes objects, which pyarrow wraps as Arrow
+ *            buffers without a Python object per record.
+ * Memory: the decoder's columns grow with the chunk fed in (a chunk of B bytes makes at most
+ * B / 24 records) and are emptied by take(), so a reader that takes after every chunk uses
+ * memory in proportion to the chunk, not to the file. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "streamfat/sf.h"
+#include "streamfat/bdev.h"
+#include "streamfat/filebd.h"
+#include "streamfat/vol.h"
+#include "streamfat/rec.h"
+#include "streamfat/decode.h"
+
+static PyObject *NotAVolumeError;   /* set from streamfat/__init__.py's classes */
+
+/* ---- growable byte arrays ------------------------------------------------------------- */
+
+struct gbuf {
+    uint8_t *p;
+    size_t n, cap;
+};
+
+static int gbuf_reserve(struct gbuf *b, size_t more)
+{
+    size_t want = b->n + more, cap = b->cap ? b->cap : 4096;
+    uint8_t *p;
+
+    if (want <= b->cap)
+        return 0;
+    while (cap < want)
+        cap *= 2;
+    p = realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int gbuf_put(struct gbuf *b, const void *src, size_t n)
+{
+    if (gbuf_reserve(b, n))
+        return -1;
+    if (n)
+        memcpy(b->p + b->n, src, n);
+    b->n += n;
+    return 0;
+}
+
+static void gbuf_free(struct gbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+/* The contents as a bytes object; the array is emptied (its memory kept). */
+static PyObject *gbuf_take(struct gbuf *b)
+{
+    PyObject *o = PyBytes_FromStringAndSize((const char *)b->p, (Py_ssize_t)b->n);
+    b->n = 0;
+    return o;
+}
+
+/* ---- Volume --------------------------------------------------------------------------- */
+
+#define VOL_CACHE (256u * 1024u)
+
+typedef struct {
+    PyObject_HEAD
+    struct sf_filebd fbd;
+    struct sf_vol vol;
+    void *cache;
+    uint16_t *upcase;
+    int have_fbd, mounted;
+    long files;          /* VFiles open on it */
+} VolumeObject;
+
+typedef struct {
+    PyObject_HEAD
+    VolumeObject *vol;   /* a reference */
+    struct sf_file f;
+    int open;
+} VFileObject;
+
+static PyTypeObject VolumeType, VFileType;
+
+static PyObject *sf_error(int err, const char *what)
+{
+    PyObject *exc = err == SF_ENOENT ? PyExc_FileNotFoundError
+                    : err == SF_ENOTDIR ? PyExc_NotADirectoryError
+                    : err == SF_EISDIR ? PyExc_IsADirectoryError : PyExc_OSError;
+    PyErr_Format(exc, "%s: %s", what, sf_strerror(err));
+    return NULL;
+}
+
+static void vol_release(VolumeObject *v)
+{
+    if (v->mounted)
+        sf_unmount(&v->vol);
+    v->mounted = 0;
+    if (v->have_fbd)
+        sf_filebd_close(&v->fbd);
+    v->have_fbd = 0;
+    free(v->cache);
+    free(v->upcase);
+    v->cache = NULL;
+    v->upcase = NULL;
+}
+
+static int Volume_init(VolumeObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = { "path", "partition", NULL };
+    PyObject *pathobj = NULL;
+    unsigned int partition = 0;
+    const char *path;
+    struct sf_vol_cfg cfg;
+    uint8_t type = SF_FS_NONE;
+    uint32_t ss = 0;
+    void *probe;
+    int err;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|I", kwlist, PyUnicode_FSConverter, &pathobj,
+                                     &partition))
+        return -1;
+    vol_release(self);
+    path = PyBytes_AS_STRING(pathobj);
+    err = sf_filebd_open(&self->fbd, path, SF_FILEBD_RDONLY, 0, 0);
+    if (err) {
+        sf_error(err, path);
+        Py_DECREF(pathobj);
+        return -1;
+    }
+    self->have_fbd = 1;
+    probe = aligned_alloc(4096, 4096);
+    if (!probe) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    err = sf_probe(&self->fbd.bd, partition, probe, &type, &ss);
+    free(probe);
+    if (err) {
+        sf_error(err, path);
+        goto fail;
+    }
+    if (type == SF_FS_NONE) {
+        PyErr_Format(NotAVolumeError, "%s: not a FAT or exFAT volume%s", path,
+                     partition ? " (in that partition)" : "");
+        goto fail;
+    }
+    if (ss != self->fbd.bd.sector_size) {
+        if (self->fbd.is_blockdev) {
+            PyErr_Format(NotAVolumeError, "%s: the file system has %u-byte sectors, the "
+                         "device %u-byte sectors", path, ss, self->fbd.bd.sector_size);
+            goto fail;
+        }
+        err = sf_filebd_set_sector_size(&self->fbd, ss);
+        if (err) {
+            sf_error(err, path);
+            goto fail;
+        }
+    }
+    self->cache = aligned_alloc(4096, VOL_CACHE);
+    self->upcase = malloc(SF_UPCASE_BUF_SIZE);
+    if (!self->cache || !self->upcase) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.bd = &self->fbd.bd;
+    cfg.buf = self->cache;
+    cfg.buf_size = VOL_CACHE;
+    cfg.upcase_buf = self->upcase;
+    cfg.flags = SF_VOL_RDONLY;
+    cfg.partition = partition;
+    err = sf_mount(&self->vol, &cfg);
+    if (err) {
+        const char *why = sf_mount_error(&self->vol);
+        PyErr_Format(NotAVolumeError, "%s: cannot mount: %s%s%s", path, sf_strerror(err),
+                     why && *why ? ": " : "", why ? why : "");
+        goto fail;
+    }
+    self->mounted = 1;
+    Py_DECREF(pathobj);
+    return 0;
+
+fail:
+    Py_DECREF(pathobj);
+    vol_release(self);
+    return -1;
+}
+
+static void Volume_dealloc(VolumeObject *self)
+{
+    vol_release(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int vol_check(VolumeObject *self)
+{
+    if (!self->mounted) {
+        PyErr_SetString(PyExc_ValueError, "the volume is closed");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *stat_tuple(const struct sf_stat *st)
+{
+    return Py_BuildValue("(sKKIOLL)", st->name, (unsigned long long)st->size,
+                         (unsigned long long)st->alloc_size, (unsigned)st->attr,
+                         (st->attr & SF_ATTR_DIR) ? Py_True : Py_False, (long long)st->mtime,
+                         (long long)st->ctime);
+}
+
+static PyObject *Volume_listdir(VolumeObject *self, PyObject *args)
+{
+    const char *path = "/";
+    struct sf_dir d;
+    struct sf_stat st;
+    PyObject *list;
+    int err;
+
+    if (!PyArg_ParseTuple(args, "|s", &path) || vol_check(self))
+        return NULL;
+    err = sf_opendir(&self->vol, &d, path);
+    if (err)
+        return sf_error(err, path);
+    list = PyList_New(0);
+    if (!list)
+        goto out;
+    while ((err = sf_readdir(&d, &st)) == 1) {
+        PyObject *t = stat_tuple(&st);
+        if (!t || PyList_Append(list, t)) {
+            Py_XDECREF(t);
+            Py_CLEAR(list);
+            goto out;
+        }
+        Py_DECREF(t);
+    }
+    if (err < 0) {
+        Py_CLEAR(list);
+        sf_error(err, path);
+    }
+out:
+    sf_closedir(&d);
+    return list;
+}
+
+static PyObject *Volume_stat(VolumeObject *self, PyObject *args)
+{
+    const char *path;
+    struct sf_stat st;
+    int err;
+
+    if (!PyArg_ParseTuple(args, "s", &path) || vol_check(self))
+        return NULL;
+    err = sf_stat(&self->vol, path, &st);
+    if (err)
+        return sf_error(err, path);
+    return stat_tuple(&st);
+}
+
+static PyObject *Volume_info(VolumeObject *self, PyObject *unused)
+{
+    struct sf_vol_info in;
+    static const char *const fs[] = { "none", "exfat", "fat32", "fat16", "fat12" };
+    int err;
+
+    (void)unused;
+    if (vol_check(self))
+        return NULL;
+    err = sf_vol_info(&self->vol, &in);
+    if (err)
+        return sf_error(err, "volume");
+    return Py_BuildValue("{s:s,s:I,s:I,s:I,s:K,s:K,s:I,s:s,s:O}", "fs_type",
+                         in.fs_type < 5 ? fs[in.fs_type] : "?", "sector_size", in.sector_size,
+                         "cluster_size", in.cluster_size, "cluster_count", in.cluster_count,
+                         "volume_offset", (unsigned long long)in.volume_offset, "volume_size",
+                         (unsigned long long)in.volume_size, "serial", in.serial, "label",
+                         in.label, "dirty", in.dirty ? Py_True : Py_False);
+}
+
+static PyObject *Volume_open(VolumeObject *self, PyObject *args)
+{
+    const char *path;
+    VFileObject *f;
+    int err;
+
+    if (!PyArg_ParseTuple(args, "s", &path) || vol_check(self))
+        return NULL;
+    f = PyObject_New(VFileObject, &VFileType);
+    if (!f)
+        return NULL;
+    f->open = 0;
+    Py_INCREF(self);
+    f->vol = self;
+    err = sf_open(&self->vol, &f->f, path, SF_O_RDONLY);
+    if (err) {
+        Py_DECREF(f);
+        return sf_error(err, path);
+    }
+    f->open = 1;
+    self->files++;
+    return (PyObject *)f;
+}
+
+static PyObject *Volume_close(VolumeObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (self->files) {
+        PyErr_SetString(PyExc_ValueError, "files of the volume are still open");
+        return NULL;
+    }
+    vol_release(self);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Volume_methods[] = {
+    { "listdir", (PyCFunction)Volume_listdir, METH_VARARGS,
+      "listdir(path='/') -> [(name, size, alloc_size, attr, is_dir, mtime_ms, ctime_ms)]" },
+    { "stat", (PyCFunction)Volume_stat, METH_VARARGS, "stat(path) -> tuple as listdir" },
+    { "info", (PyCFunction)Volume_info, METH_NOARGS, "the volume's geometry" },
+    { "open", (PyCFunction)Volume_open, METH_VARARGS, "open(path) -> VFile (read-only)" },
+    { "close", (PyCFunction)Volume_close, METH_NOARGS, "unmount and close the device" },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject VolumeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streamfat._core.Volume",
+    .tp_basicsize = sizeof(VolumeObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Volume(path, partition=0): a FAT/exFAT volume, read-only",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Volume_init,
+    .tp_dealloc = (destructor)Volume_dealloc,
+    .tp_methods = Volume_methods,
+};
+
+/* ---- VFile ---------------------------------------------------------------------------- */
+
+static void vfile_close(VFileObject *self)
+{
+    if (self->open) {
+        sf_close(&self->f);
+        self->open = 0;
+        self->vol->files--;
+    }
+}
+
+static void VFile_dealloc(VFileObject *self)
+{
+    vfile_close(self);
+    Py_XDECREF(self->vol);
+    PyObject_Del(self);
+}
+
+static PyObject *VFile_readinto(VFileObject *self, PyObject *args)
+{
+    Py_buffer b;
+    sf_ssize_t n;
+
+    if (!PyArg_ParseTuple(args, "w*", &b))
+        return NULL;
+    if (!self->open) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "the file is closed");
+        return NULL;
+    }
+    n = sf_read(&self->f, b.buf, (size_t)b.len);
+    PyBuffer_Release(&b);
+    if (n < 0)
+        return sf_error((int)n, "read");
+    return PyLong_FromSsize_t((Py_ssize_t)n);
+}
+
+static PyObject *VFile_seek(VFileObject *self, PyObject *args)
+{
+    long long off;
+    int whence = SF_SEEK_SET;
+    int64_t r;
+
+    if (!PyArg_ParseTuple(args, "L|i", &off, &whence))
+        return NULL;
+    if (!self->open) {
+        PyErr_SetString(PyExc_ValueError, "the file is closed");
+        return NULL;
+    }
+    r = sf_seek(&self->f, off, whence);
+    if (r < 0)
+        return sf_error((int)r, "seek");
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *VFile_close(VFileObject *self, PyObject *unused)
+{
+    (void)unused;
+    vfile_close(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *VFile_size(VFileObject *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(self->f.size);
+}
+
+static PyMethodDef VFile_methods[] = {
+    { "readinto", (PyCFunction)VFile_readinto, METH_VARARGS, "readinto(buffer) -> bytes read" },
+    { "seek", (PyCFunction)VFile_seek, METH_VARARGS, "seek(offset, whence=0) -> position" },
+    { "close", (PyCFunction)VFile_close, METH_NOARGS, "close" },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef VFile_getset[] = {
+    { "size", (getter)VFile_size, NULL, "file size in bytes", NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject VFileType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streamfat._core.VFile",
+    .tp_basicsize = sizeof(VFileObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "a file of a Volume (Volume.open)",
+    .tp_dealloc = (destructor)VFile_dealloc,
+    .tp_methods = VFile_methods,
+    .tp_getset = VFile_getset,
+};
+
+/* ---- Decoder -------------------------------------------------------------------------- */
+
+/* Damage, in the order of docs/FORMAT.md's reader table (as streamfat export counts it). */
+enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_MALFORMED, DMG_OUT_OF_SEQ,
+       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_TRUNCATED, DMG_NOT_LOG, DMG_N };
+static const char *const dmg_name[DMG_N] = {
+    "unwritten", "invalid", "foreign", "misplaced", "malformed", "out-of-sequence", "missing",
+    "dirty-tail", "bad-can", "truncated", "not a log",
+};
+
+struct damage {
+    int cat;                     /* DMG_* */
+    int reason;                  /* enum sf_dec_reason, or 0 */
+    uint64_t block, count, offset, length, blocks;   /* blocks: what the counter adds */
+    uint64_t at_can, at_other;   /* records taken before it */
+};
+
+#define DEC_BUF SF_BLOCK_MAX
+
+typedef struct {
+    PyObject_HEAD
+    struct sf_dec dec;
+    uint8_t *buf;
+    int finished, ended, nomem;
+    int have_header;
+    struct sf_file_header hdr;
+    uint64_t file_id;
+    uint32_t block_size;
+    /* CAN frames: ts i64, channel u8, id u32, len u8, flags u8, data (offsets i32 + bytes),
+     * block u64 (the block each came from) */
+    uint64_t ncan;
+    struct gbuf c_ts, c_chan, c_id, c_len, c_flags, c_off, c_data, c_block;
+    /* every other record: ts, type, channel, flags u32, body (offsets + bytes) */
+    uint64_t nother;
+    struct gbuf o_ts, o_type, o_chan, o_flags, o_off, o_data, o_pos, o_block;   /* pos: frames before it */
+    struct gbuf dmg;             /* struct damage[] */
+    uint64_t counts[DMG_N];
+    uint64_t total_can, total_other;
+} DecoderObject;
+
+static PyTypeObject DecoderType;
+
+static void dec_free(DecoderObject *d)
+{
+    struct gbuf *all[] = { &d->c_ts, &d->c_chan, &d->c_id, &d->c_len, &d->c_flags, &d->c_off,
+                           &d->c_data, &d->c_block, &d->o_ts, &d->o_type, &d->o_chan,
+                           &d->o_flags, &d->o_off, &d->o_data, &d->o_pos, &d->o_block, &d->dmg };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gbuf_free(all[i]);
+    free(d->buf);
+    d->buf = NULL;
+}
+
+static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = { NULL };
+    int32_t zero = 0;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "", kwlist))
+        return -1;
+    dec_free(self);
+    memset((char *)self + offsetof(DecoderObject, dec), 0,
+           sizeof *self - offsetof(DecoderObject, dec));
+    self->buf = malloc(DEC_BUF);
+    if (!self->buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sf_dec_init(&self->dec, self->buf, DEC_BUF);
+    if (gbuf_put(&self->c_off, &zero, 4) || gbuf_put(&self->o_off, &zero, 4)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void Decoder_dealloc(DecoderObject *self)
+{
+    dec_free(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int add_damage(DecoderObject *d, int cat, const struct sf_dec_event *ev, uint64_t blocks)
+{
+    struct damage g;
+
+    memset(&g, 0, sizeof g);
+    g.cat = cat;
+    g.reason = ev ? ev->reason : 0;
+    if (ev) {
+        g.block = ev->block;
+        g.count = ev->count;
+        g.offset = ev->offset;
+        g.length = ev->length;
+        if (ev->kind == SF_DEC_GAP) {
+            g.offset = ev->block * (uint64_t)ev->block_size;
+            g.length = 0;
+        }
+    }
+    g.blocks = blocks;
+    g.at_can = d->ncan;
+    g.at_other = d->nother;
+    d->counts[cat] += blocks;
+    return gbuf_put(&d->dmg, &g, sizeof g);
+}
+
+/* Room for `frames` more frames and `bytes` more data bytes in the CAN columns. */
+static int can_reserve(DecoderObject *d, size_t frames, size_t bytes)
+{
+    return gbuf_reserve(&d->c_ts, frames * 8) || gbuf_reserve(&d->c_chan, frames) ||
+           gbuf_reserve(&d->c_id, frames * 4) || gbuf_reserve(&d->c_len, frames) ||
+           gbuf_reserve(&d->c_flags, frames) || gbuf_reserve(&d->c_block, frames * 8) ||
+           gbuf_reserve(&d->c_off, frames * 4) || gbuf_reserve(&d->c_data, bytes);
+}
+
+static int put_body(struct gbuf *off, struct gbuf *data, const void *p, size_t n)
+{
+    int32_t end;
+
+    if (data->n + n > INT32_MAX)
+        return -1;
+    end = (int32_t)(data->n + n);
+    return gbuf_put(data, p, n) || gbuf_put(off, &end, 4);
+}
+
+static int handle(DecoderObject *d, const struct sf_dec_event *ev)
+{
+    const struct sf_rec *r = &ev->rec;
+
+    switch (ev->kind) {
+    case SF_DEC_HEADER:
+        d->have_header = 1;
+        d->hdr = ev->hdr;
+        d->file_id = ev->file_id;
+        d->block_size = ev->block_size;
+        return 0;
+    case SF_DEC_RECORD:
+        if (r->type == SF_REC_CAN) {
+            struct sf_can c;
+            uint64_t i = d->ncan;
+            uint32_t dl;
+            int32_t end;
+            if (sf_rec_get_can(r, &c) != 0)    /* the reader's rules, in one place */
+                return add_damage(d, DMG_BAD_CAN, ev, 1);
+            dl = (c.flags & SF_CAN_RTR) ? 0 : c.len;
+            /* room for this frame in every column (reserved ahead in decode(); this is
+             * the fallback) */
+            if ((i + 1) * 8 > d->c_ts.cap || d->c_data.n + dl > d->c_data.cap ||
+                d->c_data.n + dl > INT32_MAX)
+                if (can_reserve(d, 1024, 64 * 1024) || d->c_data.n + dl > INT32_MAX)
+                    return -1;
+            ((int64_t *)d->c_ts.p)[i] = (int64_t)r->ts;
+            d->c_chan.p[i] = r->channel;
+            memcpy(d->c_id.p + 4 * i, &c.id, 4);
+            d->c_len.p[i] = c.len;
+            d->c_flags.p[i] = (uint8_t)c.flags;
+            memcpy(d->c_block.p + 8 * i, &ev->block, 8);
+            memcpy(d->c_data.p + d->c_data.n, c.data, dl);
+            d->c_data.n += dl;
+            end = (int32_t)d->c_data.n;
+            memcpy(d->c_off.p + 4 * (i + 1), &end, 4);
+            d->c_ts.n += 8;
+            d->c_chan.n++;
+            d->c_id.n += 4;
+            d->c_len.n++;
+            d->c_flags.n++;
+            d->c_block.n += 8;
+            d->c_off.n += 4;
+            d->ncan++;
+            d->total_can++;
+        } else {
+            int64_t ts = (int64_t)r->ts;
+            if (gbuf_put(&d->o_ts, &ts, 8) || gbuf_put(&d->o_type, &r->type, 1) ||
+                gbuf_put(&d->o_chan, &r->channel, 1) || gbuf_put(&d->o_flags, &r->flags, 4) ||
+                gbuf_put(&d->o_pos, &d->ncan, 8) || gbuf_put(&d->o_block, &ev->block, 8) ||
+                put_body(&d->o_off, &d->o_data, r->body, r->length))
+                return -1;
+            d->nother++;
+            d->total_other++;
+        }
+        return 0;
+    case SF_DEC_DAMAGED:
+        switch (ev->reason) {
+        case SF_DEC_UNWRITTEN: return add_damage(d, DMG_UNWRITTEN, ev, ev->count);
+        case SF_DEC_MISPLACED: return add_damage(d, DMG_MISPLACED, ev, ev->count);
+        case SF_DEC_BAD_RECORD: return add_damage(d, DMG_MALFORMED, ev, ev->count);
+        case SF_DEC_OUT_OF_SEQ: return add_damage(d, DMG_OUT_OF_SEQ, ev, ev->count);
+        case SF_DEC_DIRTY_TAIL: return add_damage(d, DMG_DIRTY_TAIL, ev, 1);
+        case SF_DEC_TRUNCATED: return add_damage(d, DMG_TRUNCATED, ev, 1);
+        case SF_DEC_NO_BLOCK: return add_damage(d, DMG_NOT_LOG, ev, 1);
+        default: return add_damage(d, DMG_INVALID, ev, ev->count);
+        }
+    case SF_DEC_GAP:
+        return add_damage(d, DMG_MISSING, ev, ev->seq - ev->seq_expected);
+    case SF_DEC_FOREIGN:
+        return add_damage(d, DMG_FOREIGN, ev, ev->count);
+    default:
+        return 0;
+    }
+}
+
+/* decode(chunk, final=False): every byte of chunk goes through the decoder (the file's next
+ * bytes, in order); final: the file ends after it. Returns True once the decoder has ended. */
+static PyObject *Decoder_decode(DecoderObject *self, PyObject *args)
+{
+    Py_buffer b;
+    int final = 0, k = 0, failed = 0;
+    size_t off = 0;
+
+    if (!PyArg_ParseTuple(args, "y*|p", &b, &final))
+        return NULL;
+    if (!self->buf) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "decoder not initialised");
+        return NULL;
+    }
+    if (self->ended && b.len) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "the decoder has ended");
+        return NULL;
+    }
+    /* every CAN record takes 24 bytes of the file or more, and the decoder may hold up to
+     * DEC_BUF bytes from earlier chunks */
+    if (can_reserve(self, ((size_t)b.len + DEC_BUF) / 24 + 16, (size_t)b.len + DEC_BUF)) {
+        PyBuffer_Release(&b);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    struct sf_dec_event ev;
+    const uint8_t *p = b.buf;
+    size_t n = (size_t)b.len;
+    while (!self->ended) {
+        while ((k = sf_dec_next(&self->dec, &ev)) != SF_DEC_NEED_DATA && k != SF_DEC_END)
+            if (handle(self, &ev)) {
+                failed = 1;
+                break;
+            }
+        if (failed)
+            break;
+        if (k == SF_DEC_END) {
+            self->ended = 1;
+            break;
+        }
+        if (off < n)
+            off += sf_dec_feed(&self->dec, p + off, n - off);
+        else if (final && !self->finished) {
+            sf_dec_finish(&self->dec);
+            self->finished = 1;
+        } else
+            break;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    if (failed)
+        return PyErr_NoMemory();
+    return PyBool_FromLong(self->ended);
+}
+
+/* The six flag columns as Arrow bitmaps (LSB first), one after the other, each
+ * (n + 7) / 8 bytes: ext (EFF), rtr, fd, brs, esi, err. */
+static PyObject *flag_bitmaps(const uint8_t *fl, size_t n)
+{
+    static const uint8_t bit[6] = { SF_CAN_EFF, SF_CAN_RTR, SF_CAN_FD, SF_CAN_BRS, SF_CAN_ESI,
+                                    SF_CAN_ERR };
+    size_t nb = (n + 7) / 8;
+    PyObject *o = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(6 * nb));
+    uint8_t *p;
+
+    if (!o)
+        return NULL;
+    p = (uint8_t *)PyBytes_AS_STRING(o);
+    memset(p, 0, 6 * nb);
+    for (int k = 0; k < 6; k++) {
+        uint8_t *m = p + k * nb, b = bit[k];
+        for (size_t i = 0; i < n; i++)
+            m[i >> 3] |= (uint8_t)(((fl[i] & b) != 0) << (i & 7));
+    }
+    return o;
+}
+
+/* take() -> dict of the columns decoded since the last take (bytes objects), then empty. */
+static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
+{
+    PyObject *r, *dl, *bits;
+    size_t nd = self->dmg.n / sizeof(struct damage);
+    const struct damage *g = (const struct damage *)self->dmg.p;
+    int32_t zero = 0;
+
+    (void)unused;
+    dl = PyList_New((Py_ssize_t)nd);
+    if (!dl)
+        return NULL;
+    for (size_t i = 0; i < nd; i++) {
+        PyObject *t = Py_BuildValue("(ssKKKKKKK)", dmg_name[g[i].cat],
+                                    g[i].reason ? sf_dec_reason_str(g[i].reason) : "",
+                                    (unsigned long long)g[i].block,
+                                    (unsigned long long)g[i].count,
+                                    (unsigned long long)g[i].offset,
+                                    (unsigned long long)g[i].length,
+                                    (unsigned long long)g[i].blocks,
+                                    (unsigned long long)g[i].at_can,
+                                    (unsigned long long)g[i].at_other);
+        if (!t) {
+            Py_DECREF(dl);
+            return NULL;
+        }
+        PyList_SET_ITEM(dl, (Py_ssize_t)i, t);
+    }
+    self->dmg.n = 0;
+    bits = flag_bitmaps(self->c_flags.p, self->ncan);
+    if (!bits) {
+        Py_DECREF(dl);
+        return NULL;
+    }
+    r = Py_BuildValue("{s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+                      "can_bits", bits, "ncan", (unsigned long long)self->ncan,
+                      "can_ts", gbuf_take(&self->c_ts), "can_channel", gbuf_take(&self->c_chan),
+                      "can_id", gbuf_take(&self->c_id), "can_len", gbuf_take(&self->c_len),
+                      "can_flags", gbuf_take(&self->c_flags),
+                      "can_offsets", gbuf_take(&self->c_off), "can_data",
+                      gbuf_take(&self->c_data), "can_block", gbuf_take(&self->c_block),
+                      "nother", (unsigned long long)self->nother,
+                      "ts", gbuf_take(&self->o_ts), "type", gbuf_take(&self->o_type),
+                      "channel", gbuf_take(&self->o_chan), "flags", gbuf_take(&self->o_flags),
+                      "offsets", gbuf_take(&self->o_off), "data", gbuf_take(&self->o_data), "pos", gbuf_take(&self->o_pos), "block", gbuf_take(&self->o_block),
+                      "damage", dl);
+    self->ncan = self->nother = 0;
+    if (gbuf_put(&self->c_off, &zero, 4) || gbuf_put(&self->o_off, &zero, 4)) {
+        Py_XDECREF(r);
+        return PyErr_NoMemory();
+    }
+    return r;
+}
+
+static PyObject *Decoder_header(DecoderObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (!self->have_header)
+        Py_RETURN_NONE;
+    return Py_BuildValue("{s:K,s:I,s:I,s:K,s:K,s:I}", "start_ts",
+                         (unsigned long long)self->hdr.start_ts, "clock", self->hdr.clock,
+                         "file_index", self->hdr.file_index, "session_id",
+                         (unsigned long long)self->hdr.session_id, "file_id",
+                         (unsigned long long)self->file_id, "block_size", self->block_size);
+}
+
+static PyObject *Decoder_stats(DecoderObject *self, PyObject *unused)
+{
+    const struct sf_dec_stats *s = sf_dec_stats(&self->dec);
+    PyObject *c = PyDict_New();
+
+    (void)unused;
+    if (!c)
+        return NULL;
+    for (int i = 0; i < DMG_N; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(self->counts[i]);
+        if (!v || PyDict_SetItemString(c, dmg_name[i], v)) {
+            Py_XDECREF(v);
+            Py_DECREF(c);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:N}", "bytes",
+                         (unsigned long long)s->bytes, "blocks_ok",
+                         (unsigned long long)s->blocks_ok, "blocks_damaged",
+                         (unsigned long long)s->blocks_damaged, "blocks_foreign",
+                         (unsigned long long)s->blocks_foreign, "frames",
+                         (unsigned long long)self->total_can, "other_records",
+                         (unsigned long long)self->total_other, "damage", c);
+}
+
+static PyMethodDef Decoder_methods[] = {
+    { "decode", (PyCFunction)Decoder_decode, METH_VARARGS,
+      "decode(chunk, final=False) -> ended: decode the file's next bytes into the columns" },
+    { "take", (PyCFunction)Decoder_take, METH_NOARGS,
+      "take() -> dict of column buffers (bytes) and damage events since the last take" },
+    { "header", (PyCFunction)Decoder_header, METH_NOARGS, "the file header, or None" },
+    { "stats", (PyCFunction)Decoder_stats, METH_NOARGS, "counters and damage counts" },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject DecoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streamfat._core.Decoder",
+    .tp_basicsize = sizeof(DecoderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Decoder(): one log file's bytes in, column buffers out",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Decoder_init,
+    .tp_dealloc = (destructor)Decoder_dealloc,
+    .tp_methods = Decoder_methods,
+};
+
+/* ---- module --------------------------------------------------------------------------- */
+
+static PyObject *set_errors(PyObject *mod, PyObject *args)
+{
+    PyObject *nav;
+
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "O", &nav))
+        return NULL;
+    Py_INCREF(nav);
+    Py_XSETREF(NotAVolumeError, nav);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    { "_set_errors", set_errors, METH_VARARGS, "the exception class for non-volumes" },
+    { NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "streamfat._core", "the C side of streamfat", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m;
+
+    if (PyType_Ready(&VolumeType) < 0 || PyType_Ready(&VFileType) < 0 ||
+        PyType_Ready(&DecoderType) < 0)
+        return NULL;
+    m = PyModule_Create(&moduledef);
+    if (!m)
+        return NULL;
+    NotAVolumeError = PyExc_OSError;
+    Py_INCREF(NotAVolumeError);
+    Py_INCREF(&VolumeType);
+    Py_INCREF(&VFileType);
+    Py_INCREF(&DecoderType);
+    if (PyModule_AddObject(m, "Volume", (PyObject *)&VolumeType) ||
+        PyModule_AddObject(m, "VFile", (PyObject *)&VFileType) ||
+        PyModule_AddObject(m, "Decoder", (PyObject *)&DecoderType) ||
+        PyModule_AddStringConstant(m, "LIB_VERSION", SF_VERSION_STRING)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,29 @@
+"""python-can reader for .SFL files, registered under the entry point group
+can.io.message_reader (".sfl"), so that can.LogReader("LOG00001.SFL") works.
+
+Timestamps are seconds as floats (python-can's unit): Unix time for the realtime clock,
+else the firmware clock's seconds. channel is the CHANNEL name (can0, ...). Keyword
+argument errors="raise" (default) or "skip", as in streamfat.read_log."""
+import can
+from can.io.generic import MessageReader
+
+from .reader import Frame, read_log
+
+
+class SflReader(MessageReader):
+    def __init__(self, file, errors="raise", **kwargs):
+        self.file = file
+        self.errors = errors
+
+    def __iter__(self):
+        for r in read_log(self.file, errors=self.errors):
+            if type(r) is not Frame:
+                continue
+            yield can.Message(
+                timestamp=r.ts / 1e9, arbitration_id=r.id, is_extended_id=r.ext,
+                is_remote_frame=r.rtr, is_error_frame=r.err, is_fd=r.fd,
+                bitrate_switch=r.brs, error_state_indicator=r.esi, dlc=r.dlc,
+                data=r.data, channel=r.channel, check=False)
+
+    def stop(self):
+        pass

@@ -1,0 +1,288 @@
+"""A PySpark data source (Spark >= 4.0's Python Data Source API) for streamfat logs.
+
+    import streamfat.spark
+    streamfat.spark.register(spark)
+    df = spark.read.format("streamfat").option("dbc", "vehicle.dbc").load("/data/logs/")
+
+load(PATH): a directory (every .SFL file below it), a .SFL file, an image (every .SFL file of
+its volume); several paths separated by commas. Options:
+  dbc                 DBC files separated by commas: rows of decoded signals (one column per
+                      signal, double; a name two messages share becomes <message>_<signal>)
+                      instead of frames
+  device              the device id (default: the file's META device=, else "unknown")
+  mode                PERMISSIVE (default: damaged blocks skipped, see kind=damage) or
+                      FAILFAST (the first damage fails the job with streamfat.FormatError)
+  kind                frames (default), drop, or damage (one row per damage the reader
+                      rules skipped: the count PERMISSIVE leaves out)
+  blocksPerPartition  a file of more blocks is read as several partitions of block ranges
+                      (default 2048; 0: one partition per file)
+
+Partitions: one per file, or per block range of a large file; executors need the package
+installed (pip install ./python, or spark-submit --py-files with a built wheel) and the
+DBC and log paths readable. Spark's timestamps have microseconds: ts is the record time in
+microseconds (null for a free-running clock), ts_ns the exact nanoseconds."""
+import os
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from . import dbc as _dbc
+from .reader import (_decode_file, _frames_batch, _iter_files, _other_batch, _raise_first,
+                     _sfl_files_in_dir)
+from .volume import Volume
+
+FRAME_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
+             "channel string, id int, ext boolean, rtr boolean, fd boolean, brs boolean, "
+             "esi boolean, err boolean, dlc tinyint, data binary")
+DROP_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
+            "count bigint, first_ts_ns bigint, last_ts_ns bigint")
+DAMAGE_DDL = ("file string, kind string, reason string, block bigint, offset bigint, "
+              "blocks bigint")
+DAY_NS = 86_400 * 10**9
+
+
+def register(spark):
+    """Register the "streamfat" format with a SparkSession."""
+    spark.dataSource.register(StreamfatDataSource)
+
+
+class Part(InputPartition):
+    def __init__(self, image, path, first, last):
+        super().__init__(None)
+        self.image, self.path, self.first, self.last = image, path, first, last
+
+
+def _opt(options, key, default=None):
+    for k, v in options.items():
+        if k.lower() == key.lower():
+            return v
+    return default
+
+
+def _signal_columns(messages):
+    seen = {}
+    for m in messages.values():
+        for s in m.signals:
+            seen.setdefault(s.name, set()).add(m.name)
+    cols = []
+    for m in sorted(messages.values(), key=lambda m: m.name):
+        for s in m.signals:
+            col = s.name if len(seen[s.name]) == 1 else f"{m.name}_{s.name}"
+            if col not in [c for c, _, _ in cols]:
+                cols.append((col, m.name, s.name))
+    return cols
+
+
+class StreamfatDataSource(DataSource):
+    @classmethod
+    def name(cls):
+        return "streamfat"
+
+    def _messages(self):
+        paths = [p for p in (_opt(self.options, "dbc") or "").split(",") if p]
+        return _dbc.load(paths) if paths else {}
+
+    def schema(self):
+        kind = (_opt(self.options, "kind") or "frames").lower()
+        if kind == "damage":
+            return DAMAGE_DDL
+        if kind == "drop":
+            return DROP_DDL
+        msgs = self._messages()
+        if not msgs:
+            return FRAME_DDL
+        cols = ", ".join(f"`{c}` double" for c, _, _ in _signal_columns(msgs))
+        return ("file string, device string, date string, message string, ts timestamp, "
+                "ts_ns bigint, channel string, " + cols)
+
+    def reader(self, schema):
+        return StreamfatReader(self.options, schema)
+
+
+class StreamfatReader(DataSourceReader):
+    def __init__(self, options, schema):
+        self.options = dict(options)
+        self.schema = schema
+        self.mode = (_opt(options, "mode") or "PERMISSIVE").upper()
+        if self.mode not in ("PERMISSIVE", "FAILFAST"):
+            raise ValueError(f"mode must be PERMISSIVE or FAILFAST, not {self.mode}")
+        self.kind = (_opt(options, "kind") or "frames").lower()
+        self.per_part = int(_opt(options, "blocksPerPartition") or 2048)
+        self.dbc = [p for p in (_opt(options, "dbc") or "").split(",") if p]
+        self.device = _opt(options, "device")
+
+    def partitions(self):
+        parts = []
+        for p in (_opt(self.options, "path") or "").split(","):
+            if not p:
+                continue
+            if os.path.isdir(p):
+                files = [(None, f) for f in _sfl_files_in_dir(p)]
+            elif p.lower().endswith(".sfl"):
+                files = [(None, p)]
+            else:
+                with Volume(p) as v:
+                    files = [(p, f) for f in v.log_files()]
+            for image, f in files:
+                parts += self._split(image, f)
+        return parts or [Part(None, None, 0, 0)]
+
+    def _split(self, image, path):
+        """Block ranges [first, last] of a file (block 0, the header, goes with every one)."""
+        if image:
+            with Volume(image) as v:
+                size = v.stat(path).size
+        else:
+            size = os.path.getsize(path)
+        with self._open(image, path) as f:
+            head = f.read(48)
+        bs = int.from_bytes(head[40:44], "little") if head[:4] == b"SFLB" else 0
+        if not bs or not self.per_part or size <= bs * self.per_part:
+            return [Part(image, path, 0, -1)]
+        nblocks = (size + bs - 1) // bs
+        return [Part(image, path, a, min(a + self.per_part, nblocks) - 1)
+                for a in range(1, nblocks, self.per_part)]
+
+    @staticmethod
+    def _open(image, path):
+        if image:
+            v = Volume(image)
+            f = v.open(path)
+            orig = f.close
+
+            def close():
+                orig()
+                v.close()
+            f.close = close
+            return f
+        return open(path, "rb", buffering=0)
+
+    def read(self, part):
+        if part.path is None:
+            return
+        errors = "raise" if self.mode == "FAILFAST" else "skip"
+        messages = _dbc.load(self.dbc) if self.dbc and self.kind == "frames" else {}
+        sigcols = _signal_columns(messages) if messages else []
+        name = f"{part.image}:{part.path}" if part.image else part.path
+        with self._open(part.image, part.path) as f:
+            src = f if part.last < 0 else _Range(f, part.first, part.last)
+            skip_first_gap = part.first > 1
+            for st, b in _decode_file(name, src):
+                if skip_first_gap and b["damage"]:
+                    # the blocks before the range are not missing: they are another
+                    # partition's
+                    k = len(b["damage"])
+                    if b["damage"][0][0] == "missing":
+                        del st.damage[len(st.damage) - k]
+                        b["damage"] = b["damage"][1:]
+                    skip_first_gap = False
+                if errors == "raise":
+                    _raise_first(st, b)
+                if self.kind == "damage":
+                    yield from self._damage_rows(st, b, part)
+                    continue
+                dev = self.device or st.meta.get("device") or "unknown"
+                if self.kind == "drop":
+                    t = _other_batch(st, b, "drop")
+                    if t.num_rows:
+                        yield self._drop_batch(name, dev, st, t)
+                    continue
+                if not b["ncan"]:
+                    continue
+                t = pa.Table.from_batches([_frames_batch(st, b)])
+                if not messages:
+                    yield self._frame_batch(name, dev, st, t)
+                    continue
+                decoded, _raw = _dbc.split_frames(t, messages, labels=False)
+                for msg, dt in decoded.items():
+                    yield self._signal_batch(name, dev, st, msg, dt, sigcols)
+
+    def _damage_rows(self, st, b, part):
+        k = len(b["damage"])
+        for d in (st.damage[-k:] if k else []):
+            blk = d.block if part.first <= 1 else d.block + part.first - 1
+            yield (d.file, d.kind, d.reason, blk, d.offset, d.blocks)
+
+    @staticmethod
+    def _common(name, dev, st, ts_col):
+        ns = ts_col.cast(pa.int64())
+        n = len(ns)
+        realtime = st.header is not None and st.header.clock == "realtime"
+        if realtime:
+            nsv = ns.to_numpy(zero_copy_only=False)
+            days = nsv // DAY_NS
+            uniq = np.unique(days)                        # a few days: no per-row objects
+            names = pa.array([str(np.datetime64(int(d), "D")) for d in uniq], pa.string())
+            date = pa.DictionaryArray.from_arrays(
+                pa.array(np.searchsorted(uniq, days).astype(np.int32)), names).cast(pa.string())
+            ts = pa.array(nsv // 1000, pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+        else:
+            date = pa.repeat(pa.scalar("unknown"), n)
+            ts = pa.nulls(n, pa.timestamp("us", tz="UTC"))
+        return [pa.repeat(pa.scalar(name), n), pa.repeat(pa.scalar(dev), n), date, ts, ns]
+
+    def _frame_batch(self, name, dev, st, t):
+        cols = self._common(name, dev, st, t.column("ts"))
+        cols += [t.column("channel").cast(pa.string()), t.column("id").cast(pa.int32())]
+        cols += [t.column(c) for c in ("ext", "rtr", "fd", "brs", "esi", "err")]
+        cols += [t.column("dlc").cast(pa.int8()), t.column("data")]
+        names = ["file", "device", "date", "ts", "ts_ns", "channel", "id", "ext", "rtr", "fd",
+                 "brs", "esi", "err", "dlc", "data"]
+        return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
+
+    def _drop_batch(self, name, dev, st, t):
+        cols = self._common(name, dev, st, t.column("ts"))
+        cols += [t.column("count").cast(pa.int64()),
+                 t.column("first_ts").cast(pa.int64()), t.column("last_ts").cast(pa.int64())]
+        names = ["file", "device", "date", "ts", "ts_ns", "count", "first_ts_ns", "last_ts_ns"]
+        return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
+
+    def _signal_batch(self, name, dev, st, msg, t, sigcols):
+        n = t.num_rows
+        cols = self._common(name, dev, st, t.column("ts"))
+        cols.insert(3, pa.repeat(pa.scalar(msg), n))
+        cols += [t.column("channel").cast(pa.string())]
+        names = ["file", "device", "date", "message", "ts", "ts_ns", "channel"]
+        for col, m, s in sigcols:
+            if m == msg:
+                cols.append(t.column(s).cast(pa.float64(), safe=False))
+            else:
+                cols.append(pa.nulls(n, pa.float64()))
+            names.append(col)
+        return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
+
+
+def _one(c):
+    return c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
+
+
+class _Range:
+    """Block 0 of a file, then its blocks first..last: what a partition decodes."""
+
+    def __init__(self, f, first, last):
+        self.f = f
+        head = f.read(48)
+        self.bs = int.from_bytes(head[40:44], "little")
+        f.seek(0)
+        self.left0 = self.bs               # block 0 still to read
+        self.first, self.last = first, last
+        self.left = (last - first + 1) * self.bs
+        self.name = getattr(f, "name", "<range>")
+
+    def readinto(self, b):
+        mv = memoryview(b)
+        if self.left0:
+            n = self.f.readinto(mv[:self.left0])
+            if not n:
+                self.left0 = 0
+                return 0
+            self.left0 -= n
+            if not self.left0:
+                self.f.seek(self.first * self.bs)
+            return n
+        if self.left <= 0:
+            return 0
+        n = self.f.readinto(mv[:min(len(mv), self.left)])
+        self.left -= n or 0
+        return n

@@ -1,0 +1,117 @@
+"""The PySpark data source (streamfat.spark, Spark 4's Python Data Source API) in local[2]
+with Java 17: frame counts, per-id counts and DBC signal sums equal to read_arrow and to
+DuckDB over the lake; block-range partitions lose and repeat nothing; a lake written by
+Spark with partitionBy("device", "message", "date") is read back by DuckDB and pyarrow;
+PERMISSIVE skips and counts damage, FAILFAST fails. One Spark session for the module."""
+import os
+import shutil
+import sys
+
+import numpy as np
+import pyarrow.dataset as ds
+import pytest
+
+import streamfat
+from streamfat import dbc, lake
+from conftest import log_lines
+from test_dbc import DBC, vehicle_lines
+from test_lake import duck
+
+pyspark = pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    if not shutil.which("java"):
+        pytest.fail("no java: scripts/deps.sh installs openjdk-17-jre-headless")
+    from pyspark.sql import SparkSession
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    s = (SparkSession.builder.master("local[2]").appName("streamfat-test")
+         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+         .config("spark.driver.memory", "1g").getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    import streamfat.spark
+    streamfat.spark.register(s)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory, sfbin):
+    d = tmp_path_factory.mktemp("spark")
+    card = d / "card"
+    card.mkdir()
+    for i, seed in enumerate((31, 32), 1):
+        lines, _ = vehicle_lines(seed, 1500)
+        img = log_lines(d / f"{i}.img", lines, "--chunk", "4K", device_id=f"car{i}")
+        with streamfat.open_volume(img) as v, v.open("/LOG00001.SFL") as f:
+            (card / f"LOG0000{i}.SFL").write_bytes(f.read())
+    return d, card
+
+
+def test_counts_ids_and_partitions(spark, logs):
+    _d, card = logs
+    t = streamfat.read_arrow(card)
+    df = spark.read.format("streamfat").option("blocksPerPartition", "8").load(str(card))
+    assert df.rdd.getNumPartitions() > 2
+    rows = df.groupBy("device", "id").count().collect()       # one job
+    assert sum(r["count"] for r in rows) == t.num_rows
+    per_id = {}
+    for r in rows:
+        per_id[r["id"]] = per_id.get(r["id"], 0) + r["count"]
+    ids, counts = np.unique(t.column("id").to_numpy(), return_counts=True)
+    assert per_id == dict(zip(ids.tolist(), counts.tolist()))
+    assert {r["device"] for r in rows} == {"car1", "car2"}
+    one = spark.read.format("streamfat").option("blocksPerPartition", "0").load(str(card))
+    assert one.rdd.getNumPartitions() == 2
+
+
+def test_dbc_signals_spark_duckdb_arrow(spark, logs, tmp_path):
+    _d, card = logs
+    t = streamfat.read_arrow(card)
+    decoded, _raw = dbc.split_frames(t, dbc.load([DBC]))
+    df = (spark.read.format("streamfat").option("dbc", str(DBC))
+          .option("blocksPerPartition", "8").load(str(card)))
+    from pyspark.sql import functions as F
+    rows = df.groupBy("message").agg(F.count("*").alias("n"), F.sum("RPM").alias("rpm"),
+                                     F.sum("Torque").alias("torque")).collect()
+    per_msg = {r["message"]: r["n"] for r in rows}
+    assert per_msg == {k: v.num_rows for k, v in decoded.items()}
+    sums = {"sum(RPM)": sum(r["rpm"] or 0 for r in rows),
+            "sum(Torque)": sum(r["torque"] or 0 for r in rows)}
+    assert sums["sum(RPM)"] == pytest.approx(float(np.nansum(decoded["Engine"].column("RPM").to_numpy())))
+    assert sums["sum(Torque)"] == pytest.approx(float(np.sum(decoded["Brake"].column("Torque").to_numpy())))
+    out = tmp_path / "L"
+    lake.ingest(out, [card], [DBC])
+    (rpm,), = duck(out, "SELECT sum(RPM) FROM lake WHERE message = 'Engine'")
+    assert rpm == pytest.approx(sums["sum(RPM)"])
+    duck_msg = dict(duck(out, "SELECT message, count(*) FROM lake WHERE message NOT LIKE '\\_%' "
+                              "ESCAPE '\\' GROUP BY message"))
+    assert duck_msg == per_msg
+    # a lake written by Spark, read back by DuckDB and pyarrow
+    sl = tmp_path / "spark_lake"
+    df.drop("file").write.partitionBy("device", "message", "date").parquet(str(sl))
+    got = dict(duck(sl, "SELECT message, count(*) FROM lake GROUP BY message"))
+    assert got == per_msg
+    (rpm2,), = duck(sl, "SELECT sum(RPM) FROM lake WHERE message = 'Engine'")
+    assert rpm2 == pytest.approx(sums["sum(RPM)"])
+    tab = ds.dataset(sl, format="parquet", partitioning="hive").to_table()
+    assert tab.num_rows == sum(per_msg.values())
+
+
+def test_permissive_failfast(spark, logs, tmp_path):
+    _d, card = logs
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    data = bytearray((card / "LOG00001.SFL").read_bytes())
+    data[3 * 4096 + 200] ^= 0xFF                                  # block 3: CRC
+    (bad / "LOG00001.SFL").write_bytes(bytes(data))
+    want = streamfat.read_arrow(bad, errors="skip").num_rows
+    df = spark.read.format("streamfat").option("blocksPerPartition", "4").load(str(bad))
+    assert df.count() == want
+    dmg = spark.read.format("streamfat").option("kind", "damage").option(
+        "blocksPerPartition", "4").load(str(bad)).collect()
+    assert sorted((r["kind"], r["block"]) for r in dmg) == [("invalid", 3), ("missing", 4)]
+    ff = spark.read.format("streamfat").option("mode", "FAILFAST").load(str(bad))
+    with pytest.raises(Exception, match="block 3"):
+        ff.count()
