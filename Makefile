@@ -67,8 +67,12 @@ deps:
 	bash scripts/deps.sh
 	bash scripts/pyenv.sh
 
-check: deps
-	$(MAKE) asan
+# pyenv.sh (pip, mostly one core) runs beside the build (-j JOBS) instead of before it.
+DEPS_AND_ASAN = bash scripts/deps.sh && { bash scripts/pyenv.sh & py=$$!; \
+	$(MAKE) asan; rc=$$?; wait $$py; exit $$rc; }
+
+check:
+	@$(DEPS_AND_ASAN)
 	@rm -f $(ASAN_BUILD)/ctest-junit.xml
 	@$(RUN_CTEST)
 
@@ -76,8 +80,8 @@ check: deps
 # the tests read SF_LONG=1. make check stays within 8 minutes on an idle 2-core machine;
 # this takes far longer (docs/TESTING.md). CTEST_ARGS='-L long' runs only the tests that
 # have a heavier variant.
-check-long: deps
-	$(MAKE) asan
+check-long:
+	@$(DEPS_AND_ASAN)
 	@rm -f $(ASAN_BUILD)/ctest-junit.xml
 	@export SF_LONG=1; $(RUN_CTEST)
 
