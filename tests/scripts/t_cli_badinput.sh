@@ -112,7 +112,10 @@ expect 1 "new.img" mkfs -q -t fat32 -s 8M "$WORK/new.img"
 
 # ---- an image another process writes to (exit 1; fsck 2) ----
 # A holder of the image's lock (as every streamfat writer takes it, cli/common/target.c).
-flock -x "$f16" sleep 60 &
+# The subshell takes the lock on fd 9 and becomes the sleep that holds it: one process, so
+# killing it frees the lock (flock FILE sleep 60 would leave its sleep behind, holding the
+# lock and ctest's output pipe, and the test would take 60 s longer).
+( exec 9<"$f16" && flock -x 9 && exec sleep 60 ) &
 holder=$!
 on_exit "kill $holder"
 for _ in $(seq 50); do

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The libFuzzer targets of fuzz/ in make check: build them (clang, -DSF_FUZZ=ON, into
 # $SF_BUILD/fuzz), replay fuzz/regress/, and fuzz each target for FUZZ_SMOKE_SECONDS
-# (default 12) from quick seeds (fuzz/seeds.sh with SEEDS_QUICK=1) and a fresh corpus. Any
+# (default 5; 30 with SF_LONG=1) from quick seeds (fuzz/seeds.sh with SEEDS_QUICK=1) and a fresh corpus. Any
 # crash, hang (10 s), leak or sanitizer report fails. `make fuzz` is the long run.
 #
 # Speed is part of it: a target must run at least FUZZ_SMOKE_MIN_RATE (default 1500)
 # executions per CPU-second (user + system time, which the load of a shared machine does not
 # shrink as it does exec/s). fuzz_mount once managed about 150/s and fuzz_decode 750/s (an
 # exFAT mount expanded and compared the whole 65,536-entry up-case table; the decoder was fed
-# 3 bytes at a time); the goal is 2,000/s and more in long runs, which the 12 s here, seed
+# 3 bytes at a time); the goal is 2,000/s and more in long runs, which the 5 s here, seed
 # loading included, approach from below.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
@@ -22,7 +22,8 @@ printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\n%s
 clang -fsanitize=fuzzer,address "$WORK/probe.c" -o "$WORK/probe" 2>/dev/null ||
     skip "clang has no libFuzzer runtime (libclang-rt-dev)"
 
-secs=${FUZZ_SMOKE_SECONDS:-12}
+secs=${FUZZ_SMOKE_SECONDS:-5}
+[[ ${SF_LONG:-0} == 1 ]] && secs=${FUZZ_SMOKE_SECONDS:-30}
 out=$WORK/run.out
 if ! FUZZ_BUILD="$SF_BUILD/fuzz" FUZZ_SECONDS=$secs FUZZ_CORPUS="$WORK/corpus" SEEDS_QUICK=1 \
         SF="$SF" bash "$SF_SRC/fuzz/run.sh" >"$out" 2>&1; then

@@ -15,7 +15,8 @@
 # invalid --bs / --qd values.
 #
 # Heavy cases run only with SF_LONG=1: a 4 GiB - 1 file on FAT32, and 300 MiB with every
-# option set (without it, 300 MiB goes through the default options only).
+# option set on every volume (without it, 300 MiB goes through the default options only,
+# on two volumes: exFAT by streamfat mkfs and FAT32 by mkfs.fat).
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 need_sf
@@ -63,7 +64,7 @@ put_set() {
     local img=$1 tag=$2 f
     shift 2
     local files=("${SMALL[@]}")
-    [[ $tag == d || $LONG == 1 ]] && files+=(big300)
+    [[ $tag == d && $BIG300 == 1 || $LONG == 1 ]] && files+=(big300)
     for f in "${files[@]}"; do
         sf_ok put -v "$@" "$img" "$src/$f" "$tag.$f"
         PUT_NAMES+=("$tag.$f")
@@ -101,6 +102,8 @@ verify_all() {
 
 # ---- every option set on every kind of volume --------------------------------------------
 # volume_run LABEL KIND SECTOR LOSETUP-OPTIONS -- MKFS COMMAND (IMG appended)
+# BIG300=1 (set for one exFAT and one FAT32 volume) puts big300 with the default options.
+BIG300=0
 volume_run() {
     local label=$1 kind=$2 lo=$3 img=$WORK/vol.img
     shift 4
@@ -137,11 +140,15 @@ volume_run() {
     rm -f "$img"
 }
 
+BIG300=1
 volume_run "exFAT (streamfat mkfs), 512-byte sectors" exfat "" -- sf -t exfat -s 1G
+BIG300=0
 volume_run "exFAT (streamfat mkfs), 4096-byte sectors" exfat "-b 4096" -- sf -t exfat -s 1G --sector-size 4096
 volume_run "exFAT (mkfs.exfat)" exfat "" -- mkfs.exfat
 volume_run "FAT32 (streamfat mkfs)" fat "" -- sf -t fat32 -s 1G
+BIG300=1
 volume_run "FAT32 (mkfs.fat)" fat "" -- mkfs.fat -F 32
+BIG300=0
 volume_run "FAT32 (mkfs.fat, 4096-byte sectors)" fat "" -- mkfs.fat -F 32 -S 4096
 volume_run "FAT16 (mkfs.fat)" fat "" -- mkfs.fat -F 16
 
