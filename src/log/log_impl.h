@@ -96,6 +96,13 @@ int sfl_rotate(struct sf_log *lg, uint64_t now);
 int sfl_discard_next(struct sf_log *lg);
 int sfl_make_room(struct sf_log *lg);
 
+/* control.c (control_off.c) */
+int sfl_ctl_open(struct sf_log *lg);
+int sfl_ctl_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id, uint32_t flags,
+                const uint8_t *data, uint8_t len);
+int sfl_ctl_service(struct sf_log *lg, uint64_t now);
+void sfl_ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
+
 /* trigger.c */
 int sfl_fr_service(struct sf_log *lg, uint64_t now);
 void sfl_fr_release_all(struct sf_log *lg);

@@ -181,6 +181,8 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
     if (lg->flags & SF_LOG_RAW || !rec_can_valid_fast(id, flags, len) ||
         (len && !data && !(flags & SF_CAN_RTR)))
         return SF_EINVAL;           /* refused before reserving: nothing vanishes unseen */
+    if (lg->ctl && !(flags & SF_CAN_ERR) && sfl_ctl_can(lg, channel, ts, id, flags, data, len))
+        return 0;                   /* filtered, prescaled or paused: counted (control.c) */
     if (ring_reserve(lg, size, &p, &blk)) {
         sfl_ring_count_drop(lg, ts);
         return SF_EDROPPED;
