@@ -21,6 +21,7 @@
  *   physical threshold, scale and offset (so the producer does no floating point); signed
  *   values are compared with their sign bit flipped, which orders them as unsigned. */
 #include "log_impl.h"
+#include "rec_layout.h"
 
 #define STD_IDS 2048u
 #define NCOND (2u + SF_CTL_MAX_TRIGGERS)     /* start, stop, triggers */
@@ -29,7 +30,7 @@
 #define C_TRIG 2u
 #define NOMATCH 0xFFu
 
-enum { K_SEEN, K_FILTERED, K_PRESCALED, K_PAUSED, K_N };
+enum { K_LOGGED, K_FILTERED, K_PRESCALED, K_PAUSED, K_N };   /* one per frame */
 
 struct ext_exact {
     uint32_t id;
@@ -46,7 +47,10 @@ struct ext_tab {
     struct ext_mask mask[SF_CTL_MAX_EXT_RULES];
 };
 
+#define INFO_REJECT 0xFFFFu
+
 struct ctl_filt {
+    uint16_t std_info[STD_IDS];        /* the logger's std_info, INFO_REJECT where rejected */
     uint8_t std_reject[STD_IDS / 8];   /* bit per standard id */
     uint8_t ext_default;               /* reject when no extended rule matches */
     struct ext_tab ext;                /* val: 1 reject, 0 accept */
@@ -55,6 +59,10 @@ struct ctl_filt {
 struct ctl_sig {
     uint8_t b0, sh, nb, need;          /* first byte, shift, bytes spanned, frame bytes needed */
     uint8_t len, motorola, is_signed;
+    uint8_t fast;                      /* within 8 bytes: one shift of the frame's first 8 */
+    uint8_t fsh;                       /* that shift: Intel right by start, Motorola left by
+                                          the MSB's big-endian position */
+    uint64_t mask;                     /* Intel: 2^len - 1 */
     uint32_t conds;                    /* conditions on this signal (bit per C_*) */
 };
 
@@ -70,6 +78,9 @@ struct ctl_group {
 
 struct ctl_presc {
     _Atomic uint32_t lock;             /* try-lock over the rest; busy: the frame is kept */
+    uint8_t kind;                      /* copies of the cfg's, next to the state */
+    uint32_t n;
+    uint64_t period_ns, mask;
     uint32_t count;
     uint8_t have, last_len;
     uint64_t last_ts, last_data;
@@ -85,7 +96,14 @@ struct sfl_ctl {
     const struct sf_ctl_cfg *cfg;
     uint32_t nfilt, nchan;
     uint8_t have_runctl, rotate_on_start;
+    struct ctl_route {                      /* per channel */
+        const uint16_t *std;                /* std_info, or its filter's */
+        uint8_t filt;                       /* 1 + filter index; 0: none */
+        uint8_t slot;                       /* counters */
+    } route[SF_LOG_CHANNELS];
     uint8_t chan_filter[SF_LOG_CHANNELS];   /* 1 + filter index; 0: none */
+    uint16_t std_info[STD_IDS];             /* per standard id: 1 + group index (0: none)
+                                               | (1 + prescaler index) << 8 (0: none) */
     uint8_t std_presc[STD_IDS];             /* 1 + prescaler index; 0: none */
     uint8_t std_group[STD_IDS];             /* 1 + group index; 0: none */
     struct ext_tab ext_presc;               /* val: prescaler index */
@@ -93,7 +111,6 @@ struct sfl_ctl {
     struct ctl_group group[SF_CTL_MAX_SIGNALS + NCOND];
     struct ctl_sig sig[SF_CTL_MAX_SIGNALS];
     struct ctl_cond cond[NCOND];
-    uint64_t mask_change[SF_CTL_MAX_PRESCALERS];
     struct ctl_presc presc[SF_CTL_MAX_PRESCALERS];
     /* start/stop: bit 0 running, bits 1..31 stops so far (mod 2^31) */
     _Atomic uint32_t run;
@@ -255,6 +272,9 @@ static void sig_compile(struct ctl_sig *k, const struct sf_ctl_signal *s)
     k->len = s->length;
     k->motorola = s->motorola;
     k->is_signed = s->is_signed;
+    k->fast = k->need <= 8;
+    k->fsh = (uint8_t)(s->motorola ? 8u * k->b0 + k->sh : s->start);
+    k->mask = s->length < 64 ? (1ull << s->length) - 1 : ~0ull;
 }
 
 /* Intel: the bits from the least significant up, byte 0 first. Motorola (DBC): start is
@@ -538,7 +558,10 @@ int sfl_ctl_open(struct sf_log *lg)
         uint64_t m = 0;
         for (uint32_t b = 0; b < 8; b++)
             m |= (uint64_t)p->bytes[b] << (8 * b);
-        x->mask_change[i] = m;
+        x->presc[i].mask = m;
+        x->presc[i].kind = p->kind;
+        x->presc[i].n = p->n;
+        x->presc[i].period_ns = p->period_ns;
         atomic_init(&x->presc[i].lock, 0);
     }
     /* conditions and the signals they use, grouped by id */
@@ -562,6 +585,18 @@ int sfl_ctl_open(struct sf_log *lg)
         }
     }
     ext_sort(&x->ext_group);
+    for (uint32_t id = 0; id < STD_IDS; id++) {
+        x->std_info[id] = (uint16_t)(x->std_group[id] | x->std_presc[id] << 8);
+        for (uint32_t f = 0; f < x->nfilt; f++)
+            x->filt[f].std_info[id] = x->filt[f].std_reject[id >> 3] >> (id & 7) & 1 ?
+                                      INFO_REJECT : x->std_info[id];
+    }
+    for (uint32_t ch = 0; ch < SF_LOG_CHANNELS; ch++) {
+        struct ctl_route *r = &x->route[ch];
+        r->filt = x->chan_filter[ch];
+        r->std = r->filt ? x->filt[r->filt - 1].std_info : x->std_info;
+        r->slot = (uint8_t)(ch < x->nchan ? ch : x->nchan - 1);
+    }
     x->have_runctl = c->start.kind != SF_CTL_NONE || c->stop.kind != SF_CTL_NONE;
     x->rotate_on_start = (c->flags & SF_CTL_ROTATE_ON_START) && !lg->fr;
     atomic_init(&x->run, c->start.kind != SF_CTL_NONE ? 0u : 1u);
@@ -626,16 +661,35 @@ static void trig_fire(struct sfl_ctl *x, uint32_t t, uint64_t ts)
     atomic_store_explicit(&x->trig_lock, 0, memory_order_release);
 }
 
-/* Signals and frame conditions of group g: which conditions hold (bit per C_*). */
-static SF_NOINLINE uint32_t eval_group(const struct sfl_ctl *x, const struct ctl_group *g,
-                                       const uint8_t *data, uint8_t len)
+/* The rare part of a frame's way: the signals of its group (those a condition uses) and
+ * the conditions on them and on its id; start/stop and triggers follow. */
+static SF_NOINLINE void on_group(struct sfl_ctl *x, uint32_t gi, uint64_t ts, uint32_t flags,
+                                 const uint8_t *data, uint8_t len)
 {
+    const struct ctl_group *g = &x->group[gi];
     uint32_t hold = g->frame_conds;
+    uint64_t le = 0, be = 0;
+    if (flags & SF_CAN_RTR)
+        data = NULL;                            /* a remote frame carries no signal */
+    if (data && len >= 8) {                     /* the first 8 bytes both ways, once */
+        le = ld_le64(data);
+        be = __builtin_bswap64(le);
+    }
     for (uint32_t sigs = g->sigs; sigs; sigs &= sigs - 1) {
         const struct ctl_sig *k = &x->sig[__builtin_ctz(sigs)];
+        uint64_t v;
         if (len < k->need || !data)
             continue;                           /* the frame does not carry it */
-        uint64_t v = sig_extract(k, data);
+        if (k->fast && len >= 8) {
+            if (k->motorola)
+                v = (be << k->fsh) >> (64 - k->len);
+            else
+                v = (le >> k->fsh) & k->mask;
+            if (k->is_signed && k->len < 64 && (v >> (k->len - 1) & 1))
+                v |= ~k->mask;
+        } else {
+            v = sig_extract(k, data);
+        }
         if (k->is_signed)
             v ^= SIGN64;
         for (uint32_t cs = k->conds; cs; cs &= cs - 1) {
@@ -644,25 +698,29 @@ static SF_NOINLINE uint32_t eval_group(const struct sfl_ctl *x, const struct ctl
                 hold |= 1u << ci;
         }
     }
-    return hold;
+    if (hold & (1u << C_STOP))
+        run_set(x, 1);
+    else if (hold & (1u << C_START))
+        run_set(x, 0);
+    for (uint32_t t = hold >> C_TRIG; t; t &= t - 1)
+        trig_fire(x, (uint32_t)__builtin_ctz(t), ts);
 }
 
 static SF_NOINLINE int presc_keep(struct sfl_ctl *x, uint32_t i, uint64_t ts,
                                   const uint8_t *data, uint8_t len)
 {
-    const struct sf_ctl_prescale *p = &x->cfg->prescalers[i];
     struct ctl_presc *ps = &x->presc[i];
     int keep;
     if (atomic_exchange_explicit(&ps->lock, 1, memory_order_acquire))
         return 1;                               /* another producer is in: keep */
-    switch (p->kind) {
+    switch (ps->kind) {
     case SF_CTL_EVERY:
         keep = ps->count == 0;
-        if (++ps->count >= p->n)
+        if (++ps->count >= ps->n)
             ps->count = 0;
         break;
     case SF_CTL_PERIOD:
-        keep = !ps->have || ts < ps->last_ts || ts - ps->last_ts >= p->period_ns;
+        keep = !ps->have || ts < ps->last_ts || ts - ps->last_ts >= ps->period_ns;
         if (keep) {
             ps->have = 1;
             ps->last_ts = ts;
@@ -671,10 +729,12 @@ static SF_NOINLINE int presc_keep(struct sfl_ctl *x, uint32_t i, uint64_t ts,
     default: {                                  /* SF_CTL_CHANGE */
         uint64_t d = 0;
         uint32_t n = len < 8 ? len : 8;
-        if (data)
+        if (data && n == 8)
+            d = ld_le64(data);
+        else if (data)
             for (uint32_t b = 0; b < n; b++)
                 d |= (uint64_t)data[b] << (8 * b);
-        d &= x->mask_change[i];
+        d &= ps->mask;
         keep = !ps->have || d != ps->last_data || len != ps->last_len;
         ps->have = 1;
         ps->last_data = d;
@@ -686,54 +746,73 @@ static SF_NOINLINE int presc_keep(struct sfl_ctl *x, uint32_t i, uint64_t ts,
     return keep;
 }
 
-int sfl_ctl_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id, uint32_t flags,
-                const uint8_t *data, uint8_t len)
+/* 29-bit ids: the filter, then group and prescaler, by bisection and scan. */
+static SF_NOINLINE uint32_t ext_info(const struct sfl_ctl *x, uint32_t filt, uint32_t id)
+{
+    if (filt) {
+        const struct ctl_filt *fl = &x->filt[filt - 1];
+        uint8_t v = ext_lookup(&fl->ext, id);
+        if (v == NOMATCH ? fl->ext_default : v)
+            return INFO_REJECT;
+    }
+    uint8_t g = ext_lookup(&x->ext_group, id), p = ext_lookup(&x->ext_presc, id);
+    return (g == NOMATCH ? 0u : g + 1u) | (p == NOMATCH ? 0u : p + 1u) << 8;
+}
+
+/* Everything but the common case (see sfl_ctl_append_can). */
+static SF_NOINLINE int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                                uint32_t flags, const uint8_t *data, uint8_t len)
 {
     struct sfl_ctl *x = lg->ctl;
-    struct ctl_chan *ch = &x->chan[channel < x->nchan ? channel : x->nchan - 1];
-    uint32_t ext = flags & SF_CAN_EFF;
-    uint8_t v;
-    count(ch, K_SEEN);
-    /* 1. the channel's filter */
-    uint32_t f = x->chan_filter[channel];
-    if (f) {
-        const struct ctl_filt *fl = &x->filt[f - 1];
-        int rej;
-        if (!ext) {
-            rej = fl->std_reject[id >> 3] >> (id & 7) & 1;
-        } else {
-            v = ext_lookup(&fl->ext, id);
-            rej = v == NOMATCH ? fl->ext_default : v;
-        }
-        if (rej) {
-            count(ch, K_FILTERED);
-            return 1;
-        }
+    const struct ctl_route *r = &x->route[channel];
+    struct ctl_chan *ch = &x->chan[r->slot];
+    if (!rec_can_valid_fast(id, flags, len) || (len && !data && !(flags & SF_CAN_RTR)))
+        return SF_EINVAL;           /* as sf_log_append_can: refused, nothing counted */
+    if (flags & SF_CAN_ERR)
+        return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);   /* not controlled */
+    /* 1. the channel's filter, the id's group (signals, conditions) and prescaler: one
+     * table entry for an 11-bit id */
+    uint32_t info = flags & SF_CAN_EFF ? ext_info(x, r->filt, id) : r->std[id];
+    if (info == INFO_REJECT) {
+        count(ch, K_FILTERED);
+        return 0;
     }
     /* 2. signals and conditions of this id */
-    uint32_t g = ext ? ext_lookup(&x->ext_group, id) : (uint32_t)x->std_group[id] - 1u;
-    if (g < NOMATCH) {
-        uint32_t hold = eval_group(x, &x->group[g], flags & SF_CAN_RTR ? NULL : data, len);
-        if (hold & (1u << C_STOP))
-            run_set(x, 1);
-        else if (hold & (1u << C_START))
-            run_set(x, 0);
-        for (uint32_t t = hold >> C_TRIG; t; t &= t - 1)
-            trig_fire(x, (uint32_t)__builtin_ctz(t), ts);
-    }
+    if (info & 0xFFu)
+        on_group(x, (info & 0xFFu) - 1, ts, flags, data, len);
     /* 3. start/stop */
     if (x->have_runctl && !(atomic_load_explicit(&x->run, memory_order_relaxed) & 1u)) {
         count(ch, K_PAUSED);
-        return 1;
+        return 0;
     }
     /* 4. prescaler */
-    uint32_t p = ext ? ((v = ext_lookup(&x->ext_presc, id)) == NOMATCH ? 0u : v + 1u) :
-                 x->std_presc[id];
-    if (p && !presc_keep(x, p - 1, ts, flags & SF_CAN_RTR ? NULL : data, len)) {
+    if ((info >> 8) && !presc_keep(x, (info >> 8) - 1, ts, flags & SF_CAN_RTR ? NULL : data,
+                                   len)) {
         count(ch, K_PRESCALED);
-        return 1;
+        return 0;
     }
-    return 0;
+    count(ch, K_LOGGED);
+    return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
+}
+
+/* The common case first, with no call but tail calls (so no registers to save): a plain
+ * 11-bit frame that the filter passes, with no group or prescaler, while logging runs.
+ * Everything else, validation of frames with flags included, is ctl_slow's. */
+int sfl_ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                       uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    struct sfl_ctl *x = lg->ctl;
+    const struct ctl_route *r = &x->route[channel];
+    if (flags)
+        return ctl_slow(lg, channel, ts, id, flags, data, len);
+    if (len > 8 || id > 0x7FFu || (len && !data))
+        return SF_EINVAL;           /* as sf_log_append_can: refused, nothing counted */
+    if (r->std[id] == 0 &&
+        (!x->have_runctl || (atomic_load_explicit(&x->run, memory_order_relaxed) & 1u))) {
+        count(&x->chan[r->slot], K_LOGGED);
+        return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
+    }
+    return ctl_slow(lg, channel, ts, id, flags, data, len);
 }
 
 /* ---- the writer's side ---- */
@@ -821,10 +900,10 @@ int sf_log_get_chan_stats(const struct sf_log *lg, uint32_t channel,
         return SF_EINVAL;
     uint64_t v[K_N];
     chan_counts(x, channel, v);
-    cs->seen = v[K_SEEN];
     cs->filtered = v[K_FILTERED];
     cs->prescaled = v[K_PRESCALED];
     cs->paused = v[K_PAUSED];
-    cs->logged = v[K_SEEN] - v[K_FILTERED] - v[K_PRESCALED] - v[K_PAUSED];
+    cs->logged = v[K_LOGGED];
+    cs->seen = v[K_LOGGED] + v[K_FILTERED] + v[K_PRESCALED] + v[K_PAUSED];
     return 0;
 }

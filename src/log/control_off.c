@@ -10,11 +10,11 @@ int sfl_ctl_open(struct sf_log *lg)
     return SF_ENOTSUP;
 }
 
-int sfl_ctl_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id, uint32_t flags,
-                const uint8_t *data, uint8_t len)
+int sfl_ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                       uint32_t flags, const uint8_t *data, uint8_t len)
 {
     (void)lg, (void)channel, (void)ts, (void)id, (void)flags, (void)data, (void)len;
-    return 0;
+    return SF_EINVAL;                   /* never reached: lg->ctl is always NULL */
 }
 
 int sfl_ctl_service(struct sf_log *lg, uint64_t now)

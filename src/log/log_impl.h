@@ -77,6 +77,8 @@ void sfl_ring_release(struct sf_log *lg, uint32_t n);
 int sfl_ring_put_drops(struct sf_log *lg);
 uint64_t sfl_ring_used_bytes(const struct sf_log *lg);
 int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
+int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                     uint32_t flags, const uint8_t *data, uint8_t len);
 
 /* writer.c */
 int sfl_reap(struct sf_log *lg, int wait);
@@ -98,8 +100,11 @@ int sfl_make_room(struct sf_log *lg);
 
 /* control.c (control_off.c) */
 int sfl_ctl_open(struct sf_log *lg);
-int sfl_ctl_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id, uint32_t flags,
-                const uint8_t *data, uint8_t len);
+/* sf_log_append_can when the log has a control stage: the same validation, then the stage
+ * for data and remote frames (error frames pass): 0 when it kept the frame out (counted),
+ * else what sfl_ring_put_can returns for it. */
+int sfl_ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                       uint32_t flags, const uint8_t *data, uint8_t len);
 int sfl_ctl_service(struct sf_log *lg, uint64_t now);
 void sfl_ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
 
