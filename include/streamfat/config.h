@@ -24,7 +24,7 @@
  *                                       (trigger_off.c instead)      pre_ns or post_ns, and
  *                                                                    sf_log_trigger: SF_ENOTSUP
  *   SF_NO_LOG_CONTROL -DSF_LOG_CONTROL=OFF  src/log/control.c       sf_log_open with
- *                                       (control_off.c instead)      cfg.control: SF_ENOTSUP
+ *                                       (control_off.c instead)      sf_log_control: SF_ENOTSUP
  *   SF_NO_MESSAGES   -DSF_MESSAGES=OFF  no file left out: sf_vol.why  every check stays; a failed
  *                                       holds one generic text       mount says only that it
  *                                       instead of a reason per      failed (the error code

@@ -114,14 +114,6 @@ struct sf_log_cfg {
     void *work;                  /* writer scratch, >= block_size (raw: >= one sector),
                                     aligned like the ring */
     uint32_t work_size;
-    /* The control stage (filters, prescalers, signals, start/stop, signal triggers; see
-     * struct sf_ctl_cfg below). NULL: off, every frame is offered to the ring. It is
-     * compiled by sf_log_open into control_mem (sf_log_control_mem_size bytes, aligned to
-     * 8); the cfg and what it points to (rules, names) must stay valid until sf_log_close.
-     * Not with SF_LOG_RAW. A core built with SF_NO_LOG_CONTROL: SF_ENOTSUP. */
-    const struct sf_ctl_cfg *control;
-    void *control_mem;
-    uint32_t control_mem_size;
 };
 
 /* Statistics; counters only grow. One definition, used by `streamfat log` (text and --json)
@@ -155,7 +147,7 @@ struct sf_log_stats {
     int last_error;              /* the writer's first error, 0 if none */
     uint64_t records_own;        /* DROP and ANNOTATION records the writer made itself (not
                                     in records_in or records_written) */
-    /* The control stage (cfg.control), summed over channels: CAN frames it kept from the
+    /* The control stage (sf_log_control), summed over channels: CAN frames it kept from the
      * ring, so never in records_in (a frame is filtered, prescaled, paused, or offered). */
     uint64_t records_filtered;   /* rejected by the channel's filter */
     uint64_t records_prescaled;  /* passed the filter, thinned out by a prescaler */
@@ -245,11 +237,13 @@ void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st);
 void sf_log_get_hist(const struct sf_log *lg, struct sf_hist *append, struct sf_hist *device,
                      struct sf_hist *durable);
 
-/* ---- The control stage (cfg.control; compile-time option SF_LOG_CONTROL) ----
+/* ---- The control stage (sf_log_control; compile-time option SF_LOG_CONTROL) ----
  *
  * What professional CAN loggers let a user set, applied by sf_log_append_can to every data
  * or remote frame before it reaches the ring (error frames and other record types pass
- * untouched). In order:
+ * untouched), once sf_log_control has attached it to an open log. A firmware that never
+ * calls sf_log_control links none of it (the logger reaches it through a table the call
+ * installs). In order:
  *   1. filter of the frame's channel: rules {id, mask, ext, reject}; the first rule whose
  *      ((frame id ^ id) & mask) == 0 and ext equal to the frame's decides; none: the
  *      filter's default. Channels without a filter accept everything.
@@ -362,12 +356,20 @@ enum sf_ctl_bad {
     SF_CTL_BAD_VALUE,            /* a threshold that is not finite */
     SF_CTL_BAD_CHANNELS,         /* stat_channels > 256 */
 };
+/* Attach a control stage to an open framed log: call it after sf_log_open, before the
+ * producers start, from the writer's thread. c is compiled into mem (at least
+ * sf_log_control_mem_size(c) bytes, aligned to 8, the caller's until sf_log_close); c and
+ * what it points to (rules, names) must stay valid until then too. Triggers need the
+ * flight recorder (cfg.pre_* or post_ns). 0; SF_EINVAL for an invalid configuration
+ * (sf_log_control_check says what), too little memory, raw mode, a second call or triggers
+ * without the recorder; SF_ENOTSUP in a core built with SF_NO_LOG_CONTROL. */
+int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uint32_t mem_size);
 /* Check a control configuration: SF_CTL_OK, or what is wrong (and *index: which rule,
  * prescaler, signal or condition - start is 0, stop 1, triggers 2.. - or filter). */
 int sf_log_control_check(const struct sf_ctl_cfg *c, uint32_t *index);
 /* A short text for an enum sf_ctl_bad. */
 const char *sf_log_control_why(int bad);
-/* Bytes of control_mem sf_log_open needs for c (0 for NULL). */
+/* Bytes of memory sf_log_control needs for c (0 for NULL). */
 uint32_t sf_log_control_mem_size(const struct sf_ctl_cfg *c);
 
 /* Per-channel counters of the control stage: seen = filtered + prescaled + paused + logged,

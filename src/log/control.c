@@ -3,9 +3,9 @@
  * Left out with SF_NO_LOG_CONTROL (control_off.c instead).
  *
  * Sections: validation - signals and thresholds - compilation (sf_log_open) - the producer
- * path (sfl_ctl_can) - the writer's side (service, statistics).
+ * path (ctl_append_can) - the writer's side (service, statistics).
  *
- * Compiled form, in the caller's control_mem (struct sfl_ctl, then one struct ctl_filt per
+ * Compiled form, in the caller's memory (struct sfl_ctl, then one struct ctl_filt per
  * filter, then one struct ctl_chan per counted channel):
  * - Standard ids (11 bits) are looked up in tables of 2048 entries built at open: per
  *   filter one bit per id (reject), and per logger the first matching prescaler and the
@@ -506,14 +506,19 @@ static uint8_t group_of(struct sfl_ctl *x, uint32_t *ngroups, uint32_t id, uint8
     return (uint8_t)(*ngroups)++;
 }
 
-int sfl_ctl_open(struct sf_log *lg)
+static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                          uint32_t flags, const uint8_t *data, uint8_t len);
+static int ctl_service(struct sf_log *lg, uint64_t now);
+static void ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
+static const struct sfl_ctl_ops ctl_ops = { ctl_append_can, ctl_service, ctl_stats };
+
+int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uint32_t mem_size)
 {
-    const struct sf_ctl_cfg *c = lg->cfg.control;
-    if (lg->flags & SF_LOG_RAW || !lg->cfg.control_mem || ((uintptr_t)lg->cfg.control_mem & 7u) ||
-        lg->cfg.control_mem_size < sf_log_control_mem_size(c) ||
-        sf_log_control_check(c, NULL) != SF_CTL_OK || (c->trigger_count && !lg->fr))
+    if (!c || lg->ctl || lg->flags & SF_LOG_RAW || !mem || ((uintptr_t)mem & 7u) ||
+        mem_size < sf_log_control_mem_size(c) || sf_log_control_check(c, NULL) != SF_CTL_OK ||
+        (c->trigger_count && !lg->fr))
         return SF_EINVAL;
-    struct sfl_ctl *x = lg->cfg.control_mem;
+    struct sfl_ctl *x = mem;
     memset(x, 0, sizeof *x);
     x->cfg = c;
     x->nfilt = c->filter_count;
@@ -608,7 +613,8 @@ int sfl_ctl_open(struct sf_log *lg)
             x->chan[ch].tot[k] = 0;
         }
     }
-    lg->ctl = x;
+    lg->ctl_ops = &ctl_ops;
+    lg->ctl = x;                        /* the producers start after this call */
     return 0;
 }
 
@@ -759,7 +765,7 @@ static SF_NOINLINE uint32_t ext_info(const struct sfl_ctl *x, uint32_t filt, uin
     return (g == NOMATCH ? 0u : g + 1u) | (p == NOMATCH ? 0u : p + 1u) << 8;
 }
 
-/* Everything but the common case (see sfl_ctl_append_can). */
+/* Everything but the common case (see ctl_append_can). */
 static SF_NOINLINE int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
                                 uint32_t flags, const uint8_t *data, uint8_t len)
 {
@@ -798,8 +804,8 @@ static SF_NOINLINE int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts,
 /* The common case first, with no call but tail calls (so no registers to save): a plain
  * 11-bit frame that the filter passes, with no group or prescaler, while logging runs.
  * Everything else, validation of frames with flags included, is ctl_slow's. */
-int sfl_ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                       uint32_t flags, const uint8_t *data, uint8_t len)
+static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                          uint32_t flags, const uint8_t *data, uint8_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_route *r = &x->route[channel];
@@ -817,7 +823,7 @@ int sfl_ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t
 
 /* ---- the writer's side ---- */
 
-int sfl_ctl_service(struct sf_log *lg, uint64_t now)
+static int ctl_service(struct sf_log *lg, uint64_t now)
 {
     struct sfl_ctl *x = lg->ctl;
     int did = 0;
@@ -877,7 +883,7 @@ static void chan_counts(const struct sfl_ctl *x, uint32_t c, uint64_t out[K_N])
                                          ch->last[k]);
 }
 
-void sfl_ctl_stats(const struct sf_log *lg, struct sf_log_stats *st)
+static void ctl_stats(const struct sf_log *lg, struct sf_log_stats *st)
 {
     const struct sfl_ctl *x = lg->ctl;
     st->records_filtered = st->records_prescaled = st->records_paused = 0;

@@ -1,31 +1,12 @@
 /* Built instead of control.c when the control stage is left out (SF_NO_LOG_CONTROL, CMake
- * -DSF_LOG_CONTROL=OFF; see include/streamfat/config.h). sf_log_open refuses a cfg.control
- * with SF_ENOTSUP, so lg->ctl stays NULL and the producer and writer never reach the hooks
- * below. */
+ * -DSF_LOG_CONTROL=OFF; see include/streamfat/config.h): sf_log_control refuses with
+ * SF_ENOTSUP, so lg->ctl stays NULL and the logger never reaches the stage. */
 #include "log_impl.h"
 
-int sfl_ctl_open(struct sf_log *lg)
+int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uint32_t mem_size)
 {
-    (void)lg;
+    (void)lg, (void)c, (void)mem, (void)mem_size;
     return SF_ENOTSUP;
-}
-
-int sfl_ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                       uint32_t flags, const uint8_t *data, uint8_t len)
-{
-    (void)lg, (void)channel, (void)ts, (void)id, (void)flags, (void)data, (void)len;
-    return SF_EINVAL;                   /* never reached: lg->ctl is always NULL */
-}
-
-int sfl_ctl_service(struct sf_log *lg, uint64_t now)
-{
-    (void)lg, (void)now;
-    return 0;
-}
-
-void sfl_ctl_stats(const struct sf_log *lg, struct sf_log_stats *st)
-{
-    (void)lg, (void)st;
 }
 
 int sf_log_control_check(const struct sf_ctl_cfg *c, uint32_t *index)

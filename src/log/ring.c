@@ -232,7 +232,7 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
                       uint32_t flags, const uint8_t *data, uint8_t len)
 {
     if (lg->ctl)
-        return sfl_ctl_append_can(lg, channel, ts, id, flags, data, len);
+        return lg->ctl_ops->append_can(lg, channel, ts, id, flags, data, len);
     if (!flags && len <= 8 && id <= 0x7FFu && !(lg->flags & SF_LOG_RAW) && (data || !len))
         return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
     return append_can_check(lg, channel, ts, id, flags, data, len);

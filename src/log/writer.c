@@ -459,7 +459,7 @@ int sf_log_service(struct sf_log *lg)
     if (lg->stats.last_error)
         return lg->stats.last_error;
     uint64_t now = log_now(lg);
-    int c = lg->ctl ? sfl_ctl_service(lg, now) : 0;
+    int c = lg->ctl ? lg->ctl_ops->service(lg, now) : 0;
     if (c < 0)
         return c;
     int r = lg->flags & SF_LOG_RAW ? raw_service(lg, now) : framed_service(lg, now);
@@ -613,8 +613,6 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
         if (t && i < c->channel_count)
             atomic_init(&lg->chan_name[i], t);
     }
-    if (c->control && (err = sfl_ctl_open(lg)))
-        return err;                     /* SF_ENOTSUP without SF_LOG_CONTROL */
     if ((err = sfl_first_index(lg, &lg->file_index)))
         return err;
     lg->oldest_index = lg->file_index + 1;
@@ -694,7 +692,7 @@ void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st)
         st->records_written = st->records_written > own ? st->records_written - own : 0;
     }
     if (lg->ctl)
-        sfl_ctl_stats(lg, st);
+        lg->ctl_ops->stats(lg, st);
     st->ring_used = sfl_ring_used_bytes(lg);
     if (st->ring_used > st->ring_high_water)
         st->ring_high_water = st->ring_used;

@@ -101,15 +101,14 @@ int main(int argc, char **argv)
         .clock = clk, .session_id = 1, .work = work, .work_size = sizeof work,
     };
     if (control) {
-        c.control = &ctl;
-        c.control_mem = ctl_mem;
-        c.control_mem_size = sizeof ctl_mem;
         c.pre_ns = 1000000;              /* triggers need the flight recorder */
         c.post_ns = 1000000;
     }
     int err = sf_log_open(&lg, &c);
+    if (!err && control)
+        err = sf_log_control(&lg, &ctl, ctl_mem, sizeof ctl_mem);
     if (err) {
-        fprintf(stderr, "ctl_bench: sf_log_open: %s\n", sf_strerror(err));
+        fprintf(stderr, "ctl_bench: sf_log_open / sf_log_control: %s\n", sf_strerror(err));
         return 1;
     }
     uint8_t d[8];

@@ -44,15 +44,34 @@ static void format(void)
     REQUIRE(sf_mount(&vol, &cfg) == 0);
 }
 
+static const struct sf_ctl_cfg *ctl_of;
+static uint32_t ctl_mem_size;
+
+/* A log configuration; open_log attaches ctl to the log it opens. */
 static struct sf_log_cfg base_cfg(const struct sf_ctl_cfg *ctl)
 {
     struct sf_log_cfg c = {
         .vol = &vol, .ring = ring, .ring_size = sizeof ring, .block_size = 4096,
         .clock = fake_clock, .session_id = 7, .work = work, .work_size = sizeof work,
-        .control = ctl, .control_mem = ctl_mem, .control_mem_size = sizeof ctl_mem,
     };
     REQUIRE(sf_log_control_mem_size(ctl) <= sizeof ctl_mem);
+    ctl_of = ctl;
+    ctl_mem_size = sizeof ctl_mem;
     return c;
+}
+
+/* sf_log_open, then sf_log_control: 0 or the first error (the log is closed again when
+ * sf_log_control fails). */
+static int open_log(const struct sf_log_cfg *c)
+{
+    int err = sf_log_open(&lg, c);
+    if (err)
+        return err;
+    if ((err = sf_log_control(&lg, ctl_of, ctl_mem, ctl_mem_size))) {
+        CHECK_EQ(sf_log_close(&lg), 0);
+        return err;
+    }
+    return 0;
 }
 
 static void gen_frame(uint64_t k, uint32_t *id, uint8_t d[8])
@@ -149,7 +168,7 @@ static void test_prescale_every(void)
     struct sf_ctl_prescale p = { .id = 0x100, .mask = 0x7FF, .kind = SF_CTL_EVERY, .n = 10 };
     struct sf_ctl_cfg ctl = { .prescalers = &p, .prescaler_count = 1 };
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     feed(N);
     CHECK_EQ(sf_log_close(&lg), 0);
     read_all_files();
@@ -186,7 +205,7 @@ static uint64_t change_kept(const uint8_t bytes[8], uint64_t n)
     memcpy(p.bytes, bytes, 8);
     struct sf_ctl_cfg ctl = { .prescalers = &p, .prescaler_count = 1 };
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     feed(n);
     CHECK_EQ(sf_log_close(&lg), 0);
     read_all_files();
@@ -217,7 +236,7 @@ static void test_prescale_period(void)
                                  .period_ns = 50000000ull };
     struct sf_ctl_cfg ctl = { .prescalers = &p, .prescaler_count = 1 };
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     feed(1600);
     CHECK_EQ(sf_log_close(&lg), 0);
     read_all_files();
@@ -244,7 +263,7 @@ static void test_start_stop(void)
         .stop = { .kind = SF_CTL_SIGNAL, .op = SF_CTL_GE, .signal = 0, .value = 5000 },
     };
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     feed(8000);
     CHECK_EQ(sf_log_close(&lg), 0);
     CHECK_EQ(read_all_files(), 1);
@@ -271,7 +290,7 @@ static void test_stop_checkpoint(void)
     };
     struct sf_log_cfg c = base_cfg(&ctl);
     atomic_store(&fake_now, 1);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     for (uint64_t k = 0; k < 4000; k++) {
         uint32_t id;
         uint8_t d[8];
@@ -304,7 +323,7 @@ static void runs(int rotate)
         .flags = rotate ? SF_CTL_ROTATE_ON_START : 0,
     };
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     for (uint64_t k = 0; k < 256 * 5 + 2; k++) {       /* the 5th run's stop: 1281 */
         uint32_t id;
         uint8_t d[8];
@@ -399,7 +418,7 @@ static void test_filters(void)
     CHECK_EQ(sf_log_control_check(&ctl, &idx), SF_CTL_OK);
     format();
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     uint64_t mism = 0, rejected = 0, n = 200000;
     struct sf_log_chan_stats before[2], after;
     for (int ch = 0; ch < 2; ch++)
@@ -453,7 +472,7 @@ static void test_signal_trigger(void)
     struct sf_log_cfg c = base_cfg(&ctl);
     c.pre_ns = 100 * MS;
     c.post_ns = 100 * MS;
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     for (uint64_t k = 0; k < 10000; k++) {
         uint32_t id;
         uint8_t d[8];
@@ -521,7 +540,7 @@ static uint32_t holds(const struct sf_ctl_signal *s, uint8_t op, double value,
                               .start = { .kind = SF_CTL_SIGNAL, .op = op, .value = value },
                               .stop = { .kind = SF_CTL_FRAME, .id = 0x11 } };
     struct sf_log_cfg c = base_cfg(&ctl);
-    REQUIRE(sf_log_open(&lg, &c) == 0);
+    REQUIRE(open_log(&c) == 0);
     uint32_t res = 0;
     uint64_t logged = 0;
     for (int i = 0; i < n; i++) {
@@ -585,7 +604,7 @@ static void bad(const struct sf_ctl_cfg *ctl, int code, uint32_t where)
     CHECK_EQ(idx, where);
     CHECK(sf_log_control_why(got_code)[0]);
     struct sf_log_cfg c = base_cfg(ctl);
-    CHECK_EQ(sf_log_open(&lg, &c), SF_EINVAL);
+    CHECK_EQ(open_log(&c), SF_EINVAL);
 }
 
 static void test_invalid(void)
@@ -632,14 +651,15 @@ static void test_invalid(void)
     ctl.triggers = &t, ctl.trigger_count = 1;
     CHECK_EQ(sf_log_control_check(&ctl, NULL), SF_CTL_OK);
     struct sf_log_cfg c = base_cfg(&ctl);
-    CHECK_EQ(sf_log_open(&lg, &c), SF_EINVAL);
+    CHECK_EQ(open_log(&c), SF_EINVAL);
     /* too little memory */
     ctl.trigger_count = 0;
     c = base_cfg(&ctl);
-    c.control_mem_size = sf_log_control_mem_size(&ctl) - 8;
-    CHECK_EQ(sf_log_open(&lg, &c), SF_EINVAL);
-    c.control_mem_size = sf_log_control_mem_size(&ctl);
-    CHECK_EQ(sf_log_open(&lg, &c), 0);
+    ctl_mem_size = sf_log_control_mem_size(&ctl) - 8;
+    CHECK_EQ(open_log(&c), SF_EINVAL);
+    ctl_mem_size = sf_log_control_mem_size(&ctl);
+    CHECK_EQ(open_log(&c), 0);
+    CHECK_EQ(sf_log_control(&lg, &ctl, ctl_mem, ctl_mem_size), SF_EINVAL);   /* twice */
     CHECK_EQ(sf_log_close(&lg), 0);
 }
 
