@@ -289,6 +289,8 @@ struct sf_ctl_rule {
 };
 struct sf_ctl_filter {
     uint8_t channel;
+    uint8_t all;                 /* 1: instead of `channel`, every channel that has no filter
+                                    of its own (at most one such filter) */
     uint8_t default_reject;      /* what a frame no rule matches gets */
     uint32_t count;
     const struct sf_ctl_rule *rules;
@@ -325,7 +327,8 @@ struct sf_ctl_cond {
     double value;                /* SF_CTL_SIGNAL: physical threshold */
 };
 struct sf_ctl_cfg {
-    const struct sf_ctl_filter *filters;   /* at most one per channel */
+    const struct sf_ctl_filter *filters;   /* at most one per channel (and one `all`), 255 in
+                                              all */
     uint32_t filter_count;
     const struct sf_ctl_prescale *prescalers;
     uint32_t prescaler_count;
@@ -346,7 +349,8 @@ enum sf_ctl_bad {
     SF_CTL_BAD_RULE_ID,          /* a rule's id or mask beyond 11/29 bits */
     SF_CTL_TOO_MANY_RULES,       /* > SF_CTL_MAX_RULES, or > SF_CTL_MAX_EXT_RULES extended */
     SF_CTL_DUP_CHANNEL,          /* two filters for one channel */
-    SF_CTL_TOO_MANY,             /* prescalers, signals or triggers above their maximum */
+    SF_CTL_TOO_MANY,             /* filters, prescalers, signals or triggers above their
+                                    maximum */
     SF_CTL_BAD_PRESCALER,        /* unknown kind, n 0, period 0, or a bad id/mask */
     SF_CTL_BAD_START_BIT,        /* a signal reaches past 64 data bytes */
     SF_CTL_BAD_LENGTH,           /* length 0 or above 64 */

@@ -172,22 +172,29 @@ static int cond_check(const struct sf_ctl_cfg *c, const struct sf_ctl_cond *k)
 
 int sf_log_control_check(const struct sf_ctl_cfg *c, uint32_t *index)
 {
-    uint32_t dummy, seen[SF_LOG_CHANNELS / 32] = { 0 };
+    uint32_t dummy, seen[SF_LOG_CHANNELS / 32] = { 0 }, any = 0;
     int bad;
     if (!index)
         index = &dummy;
     *index = 0;
     if (c->stat_channels > SF_LOG_CHANNELS)
         return SF_CTL_BAD_CHANNELS;
-    if (c->filter_count > SF_LOG_CHANNELS)
-        return SF_CTL_DUP_CHANNEL;
+    if (c->filter_count > 255)
+        return SF_CTL_TOO_MANY;              /* filter indexes are bytes */
     for (uint32_t f = 0; f < c->filter_count; f++) {
         const struct sf_ctl_filter *fl = &c->filters[f];
         uint32_t ext = 0;
         *index = f;
-        if (seen[fl->channel >> 5] & 1u << (fl->channel & 31))
+        if (fl->all > 1)
             return SF_CTL_DUP_CHANNEL;
-        seen[fl->channel >> 5] |= 1u << (fl->channel & 31);
+        if (fl->all) {
+            if (any++)
+                return SF_CTL_DUP_CHANNEL;
+        } else {
+            if (seen[fl->channel >> 5] & 1u << (fl->channel & 31))
+                return SF_CTL_DUP_CHANNEL;
+            seen[fl->channel >> 5] |= 1u << (fl->channel & 31);
+        }
         if (fl->count > SF_CTL_MAX_RULES || (fl->count && !fl->rules))
             return SF_CTL_TOO_MANY_RULES;
         for (uint32_t i = 0; i < fl->count; i++) {
@@ -237,7 +244,7 @@ const char *sf_log_control_why(int bad)
     case SF_CTL_BAD_RULE_ID: return "an id or mask beyond 11 bits (standard) or 29 (extended)";
     case SF_CTL_TOO_MANY_RULES: return "too many filter rules for one channel";
     case SF_CTL_DUP_CHANNEL: return "two filters for one channel";
-    case SF_CTL_TOO_MANY: return "too many prescalers, signals or triggers";
+    case SF_CTL_TOO_MANY: return "too many filters, prescalers, signals or triggers";
     case SF_CTL_BAD_PRESCALER: return "invalid prescaler (kind, n or period)";
     case SF_CTL_BAD_START_BIT: return "signal reaches past 64 data bytes";
     case SF_CTL_BAD_LENGTH: return "signal length not 1 to 64 bits";
@@ -255,7 +262,7 @@ uint32_t sf_log_control_mem_size(const struct sf_ctl_cfg *c)
     if (!c)
         return 0;
     uint32_t nchan = c->stat_channels ? c->stat_channels : 1;
-    uint32_t nfilt = c->filter_count <= SF_LOG_CHANNELS ? c->filter_count : SF_LOG_CHANNELS;
+    uint32_t nfilt = c->filter_count <= 255 ? c->filter_count : 255;
     return (uint32_t)((sizeof(struct sfl_ctl) + 7u) & ~7u) +
            nfilt * (uint32_t)((sizeof(struct ctl_filt) + 7u) & ~7u) +
            nchan * (uint32_t)sizeof(struct ctl_chan);
@@ -526,10 +533,17 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
     x->filt = (struct ctl_filt *)(void *)((uint8_t *)x + ((sizeof *x + 7u) & ~7u));
     x->chan = (struct ctl_chan *)(void *)((uint8_t *)x->filt +
                                           x->nfilt * ((sizeof(struct ctl_filt) + 7u) & ~7u));
+    uint32_t all = 0;
     for (uint32_t f = 0; f < x->nfilt; f++) {
         filt_compile(&x->filt[f], &c->filters[f]);
-        x->chan_filter[c->filters[f].channel] = (uint8_t)(f + 1);
+        if (c->filters[f].all)
+            all = f + 1;
+        else
+            x->chan_filter[c->filters[f].channel] = (uint8_t)(f + 1);
     }
+    for (uint32_t ch = 0; all && ch < SF_LOG_CHANNELS; ch++)
+        if (!x->chan_filter[ch])
+            x->chan_filter[ch] = (uint8_t)all;
     /* prescalers: the first matching one decides */
     for (uint32_t id = 0; id < STD_IDS; id++) {
         for (uint32_t i = 0; i < c->prescaler_count; i++) {

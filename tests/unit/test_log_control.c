@@ -411,21 +411,22 @@ static void test_filters(void)
     printf("filters: seed %llx\n", (unsigned long long)seed);
     make_rules(r0, 128, 64);
     make_rules(r1, 128, 64);
+    /* channel 0 its own, channels 1 and 2 the `all` filter */
     struct sf_ctl_filter f[2] = { { .channel = 0, .default_reject = 1, .count = 192, .rules = r0 },
-                                  { .channel = 1, .default_reject = 0, .count = 192, .rules = r1 } };
-    struct sf_ctl_cfg ctl = { .filters = f, .filter_count = 2, .stat_channels = 2 };
+                                  { .all = 1, .default_reject = 0, .count = 192, .rules = r1 } };
+    struct sf_ctl_cfg ctl = { .filters = f, .filter_count = 2, .stat_channels = 3 };
     uint32_t idx;
     CHECK_EQ(sf_log_control_check(&ctl, &idx), SF_CTL_OK);
     format();
     struct sf_log_cfg c = base_cfg(&ctl);
     REQUIRE(open_log(&c) == 0);
     uint64_t mism = 0, rejected = 0, n = 200000;
-    struct sf_log_chan_stats before[2], after;
-    for (int ch = 0; ch < 2; ch++)
+    struct sf_log_chan_stats before[3], after;
+    for (int ch = 0; ch < 3; ch++)
         REQUIRE(sf_log_get_chan_stats(&lg, (uint32_t)ch, &before[ch]) == 0);
     for (uint64_t k = 0; k < n; k++) {
-        uint8_t ch = (uint8_t)(rnd() & 1), ext = (uint8_t)(rnd() % 3 == 0);
-        const struct sf_ctl_filter *fl = &f[ch];
+        uint8_t ch = (uint8_t)(rnd() % 3), ext = (uint8_t)(rnd() % 3 == 0);
+        const struct sf_ctl_filter *fl = &f[ch ? 1 : 0];
         uint32_t id;
         if (rnd() % 2) {                          /* near some rule's id */
             const struct sf_ctl_rule *r = &fl->rules[rnd() % 192];
