@@ -17,11 +17,19 @@
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
 #                   fsck.exfat -n on the image it made; needs cmake, cc, pkg-config and
 #                   zlib's headers (says so if missing; make check installs them)
+#   make hw-sd      the SD-over-SPI logger (examples/sd-spi, drivers/sd_spi) on QEMU's
+#                   lm3s6965evb: builds it, makes HW_BUILD/sd.img (4 GiB SDHC, FAT32) and
+#                   sd256.img (256 MiB SDSC, FAT16), runs it on both, checks them with
+#                   fsck.fat and streamfat export, then no card and a failing card
+#                   (scripts/hw_sd.sh)
 #   make install    PREFIX=/usr/local, DESTDIR honoured: lib, headers, streamfat.pc, CLI
 #   make bench      bench/run.sh if it exists
 #   make fuzz       build/ (for the seeds) and build-fuzz/ (clang, libFuzzer, ASan, UBSan),
 #                   then each fuzz target for FUZZ_SECONDS (default 600) s; the corpus grows
 #                   in build-fuzz/corpus/ from run to run (fuzz/run.sh, fuzz/README.md)
+#   make hw-nvme    build/, then examples/nvme (bare-metal AArch64, clang, drivers/nvme) on
+#                   QEMU's virt board with an emulated NVMe SSD: 256 MiB streamed, a rotated
+#                   CAN log, checked on the host (scripts/hw_nvme.sh; outputs in build-hw/)
 #   make clean      remove the build directories
 
 BUILD      ?= build
@@ -44,6 +52,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 600
 
 .PHONY: all build asan check check-long deps arm size demo install bench fuzz clean soak
+.PHONY: hw-nvme
 
 all: build
 
@@ -119,6 +128,18 @@ bench:
 fuzz: build
 	FUZZ_BUILD=$(abspath $(FUZZ_BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) \
 		SF=$(abspath $(BUILD))/streamfat bash fuzz/run.sh
+
+# SD card over SPI on QEMU's lm3s6965evb (docs/PORTING.md, "SD card over SPI"): the core for
+# the Cortex-M3, the firmware, two cards, a remount, no card, injected faults, the host's checks.
+HW_BUILD ?= build-hw
+.PHONY: hw-sd
+hw-sd: build
+	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) nice -n 10 bash scripts/hw_sd.sh $(abspath $(HW_BUILD))
+
+# examples/nvme under QEMU: the core for bare-metal AArch64, the firmware, three runs (the
+# stream, an injected write fault, no controller) and the host's checks of the image.
+hw-nvme: build
+	SF=$(abspath $(BUILD))/streamfat JOBS=$(JOBS) nice -n 10 bash scripts/hw_nvme.sh $(abspath $(HW_BUILD))
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(ARM_BUILD) $(FUZZ_BUILD)

@@ -28,7 +28,7 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a non-negative decimal integer no larger than max; 0 or -1. */
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
 
-/* A command's option loop (cli/args.c). cli_getopt handles what commands share:
+/* A command's option loop (cli/common/args.c). cli_getopt handles what commands share:
  * -h/--help (getopt code 'h') prints `help`; getopt's '?' and ':' become usage errors;
  * with CLI_OPT_PARTITION the code 'P' is --partition N, with CLI_OPT_JSON 'j' is --json.
  * It returns the next option for the command itself, 0 when the options end (optind is
@@ -116,7 +116,7 @@ struct mkfs_args {
 };
 int mkfs_run(const struct mkfs_args *a);
 
-/* A host output file that replaces an existing one only when complete (cli/outfile.c):
+/* A host output file that replaces an existing one only when complete (cli/common/outfile.c):
  * out_open writes to a temporary file beside path; out_close(ok) flushes, fsyncs and
  * renames it over path, or (not ok, or a write failed) removes it and leaves path as it
  * was. Both return 0 or CLI_ERR after printing an error. */

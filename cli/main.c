@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
-#include "units.h"
+#include "common/units.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -59,11 +59,11 @@ struct command {
 };
 
 static int cmd_parse_debug(int argc, char **argv);
-int cmd_log(int argc, char **argv);   /* cli/cmd_log.c */
-int cmd_export(int argc, char **argv);   /* cli/cmd_export.c */
-int cmd_bench(int argc, char **argv);    /* cli/cmd_bench.c */
-int cmd_plan(int argc, char **argv);     /* cli/cmd_plan.c */
-int cmd_fsck(int argc, char **argv);     /* cli/cmd_fsck.c */
+int cmd_log(int argc, char **argv);   /* cli/commands/cmd_log.c */
+int cmd_export(int argc, char **argv);   /* cli/commands/cmd_export.c */
+int cmd_bench(int argc, char **argv);    /* cli/commands/cmd_bench.c */
+int cmd_plan(int argc, char **argv);     /* cli/commands/cmd_plan.c */
+int cmd_fsck(int argc, char **argv);     /* cli/commands/cmd_fsck.c */
 
 static const struct command commands[] = {
     { "mkfs", cmd_mkfs }, { "info", cmd_info }, { "ls", cmd_ls },

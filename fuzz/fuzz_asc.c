@@ -1,4 +1,4 @@
-/* libFuzzer target: the Vector ASC importer (cli/import_asc.c) of `streamfat log --source
+/* libFuzzer target: the Vector ASC importer (cli/formats/import_asc.c) of `streamfat log --source
  * file:`: the streaming line reader (lines split across reads, a byte order mark, a last
  * line without newline, the line-length limit) and through it asc_parse_line (header lines,
  * dates, hex and decimal bases, relative times, classic, remote, CAN FD and error-frame
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz_fd.h"
-#include "import.h"
+#include "formats/import.h"
 #include "streamfat/rec.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -1,4 +1,4 @@
-/* libFuzzer target: the Vector BLF importer (cli/import_blf.c) of `streamfat log --source
+/* libFuzzer target: the Vector BLF importer (cli/formats/import_blf.c) of `streamfat log --source
  * file:`: the streaming reader (file header, log containers stored or zlib-compressed,
  * objects split across containers, padding, skipped object types) and through it the pure
  * parsers blf_parse_file_header and blf_parse_object, on arbitrary file bytes.
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz_fd.h"
-#include "import.h"
+#include "formats/import.h"
 #include "streamfat/rec.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

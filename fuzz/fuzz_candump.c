@@ -1,4 +1,4 @@
-/* libFuzzer target: src_parse_candump (cli/log_sources.c), the parser of candump -L lines
+/* libFuzzer target: src_parse_candump (cli/sources/candump.c), the parser of candump -L lines
  * that `streamfat log --source stdin|file:` feeds every input line to.
  *
  * The input is split at newlines like the line reader does, each line is parsed from a
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log_sources.h"
+#include "sources/log_sources.h"
 #include "streamfat/rec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* The fuzz input as a file descriptor, for readers that take one (cli/import_*.c): an
+/* The fuzz input as a file descriptor, for readers that take one (cli/formats/import_*.c): an
  * anonymous in-memory file (memfd) made once and refilled for each input; each input gets a
  * dup of it (the reader closes its descriptor), positioned at the start. No file system is
  * touched. */

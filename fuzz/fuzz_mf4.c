@@ -1,4 +1,4 @@
-/* libFuzzer target: the MF4 reader (cli/import_mf4.c) that `streamfat log --source
+/* libFuzzer target: the MF4 reader (cli/formats/import_mf4.c) that `streamfat log --source
  * file:X.mf4` replays, on arbitrary file bytes (mf4_reader_open_mem: the same code as on a
  * file, reading from the buffer).
  *
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "import.h"
+#include "formats/import.h"
 #include "streamfat/rec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -36,6 +36,7 @@ declare -A tools=(
     [arm-none-eabi-gcc]=gcc-arm-none-eabi [arm-none-eabi-size]=gcc-arm-none-eabi
     [arm-none-eabi-nm]=gcc-arm-none-eabi [qemu-system-arm]=qemu-system-arm
     [qemu-ppc]=qemu-user [powerpc-linux-gnu-gcc]=gcc-powerpc-linux-gnu
+    [qemu-system-aarch64]=qemu-system-arm [llvm-ar]=llvm [llvm-ranlib]=llvm [llvm-size]=llvm
 )
 if [ "${1:-}" = --tools ]; then
     for t in "${!tools[@]}"; do

@@ -32,6 +32,13 @@
 #   runtime-control  the runtime program also attaching the logger's control stage
 #                 (sf_log_control: filters, prescalers, signals, start/stop): what it costs is
 #                 this minus runtime
+#   tiny      $tiny_opts below, -DSF_EXFAT=OFF   the smallest useful logger (issue 19,
+#                 size/tiny.c, docs/PORTING.md "The tiny set"): FAT32/FAT16 mount, the
+#                 logger (append, CAN, service with rotation, checkpoints, DROP records,
+#                 close), unmount; 8.3 names only (SF_LFN=OFF), no GPT, no mount texts, no
+#                 flight recorder, no mkfs, no checker
+#   tiny-exfat  the same program against the same options with exFAT instead of FAT
+#               (not in the default list)
 # and two variants of runtime with one file system (not in the default list):
 #   runtime-exfat  -DSF_FAT=OFF ...         runtime-fat  -DSF_EXFAT=OFF ...
 set -euo pipefail
@@ -103,8 +110,9 @@ report_as() {  # name printed, program, core dir
     echo "size $name text=$((t - et)) data=$((d - ed)) bss=$((b - eb)) stack=$stack deepest=$path"
 }
 
-sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly mkfs check full runtime-control}
+sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full runtime-control}
 lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF"
+tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
 want() { [[ " $sets " == *" $1 "* ]]; }
 
 want runtime && build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF
@@ -147,6 +155,20 @@ if want runtime-control; then
     [ -f "$out/core-runtime/libstreamfat-core.a" ] || build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF
     link_as runtime-control runtime core-runtime -DSF_SIZE_CONTROL=1
     report_as runtime-control runtime core-runtime
+fi
+# The smallest useful logger (issue 19, docs/PORTING.md "The tiny set"): one file system,
+# the logger, 8.3 names, nothing else.
+if want tiny; then
+    # shellcheck disable=SC2086
+    build_core core-tiny -DSF_EXFAT=OFF $tiny_opts
+    link tiny core-tiny
+    report tiny core-tiny
+fi
+if want tiny-exfat; then
+    # shellcheck disable=SC2086
+    build_core core-tiny-exfat -DSF_FAT=OFF $tiny_opts
+    link_as tiny-exfat tiny core-tiny-exfat
+    report_as tiny-exfat tiny core-tiny-exfat
 fi
 if want mkfs; then
     link mkfs core-full

@@ -29,6 +29,11 @@
  *                                       holds one generic text       mount says only that it
  *                                       instead of a reason per      failed (the error code
  *                                       check (fs/fs.h, SF_WHY)      still says how)
+ *   SF_NO_LFN        -DSF_LFN=OFF       no file left out: FAT        creating a FAT entry whose
+ *                                       entries get 8.3 names only;  name is not an exact 8.3
+ *                                       without exFAT the up-case    name: SF_ENOTSUP; long
+ *                                       table goes too (ASCII        names on the volume are
+ *                                       case folding)                still read and found
  *   SF_SMALL_TABLES  -DSF_SMALL_TABLES=ON  no file left out: CRC-32C keeps one 16-entry
  *                    (default ON on        table (64 bytes) instead of sixteen 256-entry
  *                    bare metal)           ones (16 KiB) and goes a nibble at a time
@@ -96,6 +101,12 @@
 #define SF_HAVE_MESSAGES 0
 #else
 #define SF_HAVE_MESSAGES 1
+#endif
+
+#ifdef SF_NO_LFN
+#define SF_HAVE_LFN 0
+#else
+#define SF_HAVE_LFN 1
 #endif
 
 #if !SF_HAVE_FAT && !SF_HAVE_EXFAT

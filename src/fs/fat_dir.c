@@ -416,6 +416,8 @@ int fat_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
     if (!d->name_len || d->name_len > SF_NAME_MAX)
         return SF_EINVAL;
     if (!fat_sfn_exact(d->name, d->name_len, sfn, &ntres)) {
+        if (!SF_HAVE_LFN)
+            return SF_ENOTSUP;         /* a core without long names (config.h, SF_NO_LFN) */
         uint8_t basis[FAT_SFN_LEN];
         int fits = fat_sfn_basis(d->name, d->name_len, basis);
         if ((err = alias_pick(v, dir, basis, fits, sfn)))

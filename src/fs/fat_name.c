@@ -4,6 +4,7 @@
  * Aliases use only ASCII: a character outside it becomes '_' (Windows would try the OEM
  * code page first; '_' is always safe and the long name keeps the real spelling). */
 #include <string.h>
+#include "streamfat/config.h"
 #include "fs/fat_name.h"
 #include "util/upcase.h"
 
@@ -88,7 +89,14 @@ static uint32_t sfn_part(const uint16_t *name, uint32_t from, uint32_t to, uint8
 {
     uint32_t n = 0;
     for (uint32_t i = from; i < to; i++) {
-        uint16_t u = sf_upcase_builtin(name[i]);
+        uint16_t u = name[i];
+        /* Without long names and exFAT there is no up-case table (config.h, SF_NO_LFN):
+         * ASCII only; what else could fold to a short-name character ('ı' to 'I') is then
+         * not an exact 8.3 name. */
+        if (SF_HAVE_LFN || SF_HAVE_EXFAT)
+            u = sf_upcase_builtin(u);
+        else if (u >= 'a' && u <= 'z')
+            u = (uint16_t)(u - 32u);
         uint8_t b = sfn_char(u);
         if (u == ' ') {
             *lossy = 1;

@@ -8,6 +8,8 @@
 
 uint16_t vol_upcase(const struct sf_vol *v, uint16_t c)
 {
+    if (!SF_HAVE_EXFAT && !SF_HAVE_LFN)    /* 8.3 names only: ASCII folding, no table */
+        return c >= 'a' && c <= 'z' ? (uint16_t)(c - 32u) : c;
     if (v->cfg.upcase_buf && !v->upcase_builtin)
         return v->cfg.upcase_buf[c];
     return sf_upcase_builtin(c);

@@ -106,7 +106,7 @@ static void open_file(struct sf_filebd *f, const char *path, int direct)
     if (ss != f->bd.sector_size && (err = sf_filebd_set_sector_size(f, ss)))
         die("sector size", err);
 #ifdef STATX_DIOALIGN
-    /* As the CLI does (cli/target.c): the kernel's real O_DIRECT memory alignment. */
+    /* As the CLI does (cli/common/target.c): the kernel's real O_DIRECT memory alignment. */
     struct statx sx;
     if (f->direct && statx(f->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
         (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_mem_align &&
@@ -140,7 +140,7 @@ static int cmd_write(int argc, char **argv)
         return 2;
     }
     open_file(&f, img, direct);
-    /* qd data requests and a FLUSH, as cli/target.c sets it up */
+    /* qd data requests and a FLUSH, as cli/common/target.c sets it up */
     if ((err = sf_aiobd_init(&a, &f, qd + 1, uring ? 0 : SF_AIOBD_NO_URING)))
         die("aiobd", err);
     mount_on(&v, &a.bd);

@@ -14,6 +14,9 @@
  *                              opens, takes a trigger and closes
  *   probe notrigger IMG        mount; a logger works, but a flight recorder's sf_log_open and
  *                              sf_log_trigger fail with SF_ENOTSUP (SF_NO_LOG_TRIGGER)
+ *   probe nolfn IMG            mount; creating a name that is not 8.3 ("/Long name.txt")
+ *                              must fail with SF_ENOTSUP (SF_NO_LFN), "/lower.txt" must be
+ *                              created and found again as "/LOWER.TXT"
  *   probe badmount IMG         the image with its boot sector signature cleared: mount must
  *                              fail with SF_ECORRUPT; prints "why: " and sf_mount_error's text
  *   TYPE may end in -mbr or -gpt (make-exfat-gpt, nomkfs-fat32-gpt): sf_mkfs then writes
@@ -162,7 +165,7 @@ int main(int argc, char **argv)
 
     if (argc != 3) {
         fprintf(stderr, "usage: probe make-TYPE[-mbr|-gpt]|nomkfs-TYPE[-mbr|-gpt]|rw|ro|nomount|"
-                        "log|notrigger|badmount IMG\n");
+                        "log|notrigger|nolfn|badmount IMG\n");
         return 2;
     }
     const char *mode = argv[1], *arg = argv[2];
@@ -204,6 +207,14 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "log") == 0 || strcmp(mode, "notrigger") == 0) {
         if (log_modes(&v, strcmp(mode, "log") == 0))
             return 1;
+    } else if (strcmp(mode, "nolfn") == 0) {
+        if ((err = write_file(&v, "/Long name.txt")) != SF_ENOTSUP)
+            return fail("create /Long name.txt (want SF_ENOTSUP)", err);
+        if ((err = write_file(&v, "/lower.txt")))
+            return fail("create /lower.txt", err);
+        if ((err = sf_open(&v, &f, "/LOWER.TXT", SF_O_RDONLY)))
+            return fail("open /LOWER.TXT (ASCII case folding)", err);
+        sf_close(&f);
     } else if (strcmp(mode, "ro") == 0) {
         if ((err = sf_open(&v, &f, "/A.TXT", SF_O_RDWR)) != SF_EROFS)
             return fail("open /A.TXT read-write (want SF_EROFS)", err);

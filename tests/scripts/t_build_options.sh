@@ -9,6 +9,10 @@
 #      is refused (SF_ENOTSUP), a logger works but a flight recorder is refused
 #      (SF_ENOTSUP), and a damaged boot sector still fails the mount with SF_ECORRUPT, with
 #      the generic text. (t_size with SF_LONG=1 also checks that a GPT disk does not mount.)
+#   4. gcc, host, core only as scripts/size.sh's `tiny` set plus mkfs: FAT only, 8.3 names
+#      only (SF_EXFAT=OFF SF_LFN=OFF and 3.'s options), driving tests/options/probe.c: FAT32
+#      formats, mounts and takes writes, a logger works, a name that is not 8.3 is refused
+#      with SF_ENOTSUP, ASCII names are found whatever their case, exFAT does not mount.
 # Each builds into its own temporary directory.
 set -euo pipefail
 
@@ -64,6 +68,29 @@ if [ -f "$tmp/core-lean/libstreamfat-core.a" ]; then
             echo "FAIL: lean probe badmount: want SF_ECORRUPT and the generic text, got: $out"
             status=1
         fi
+    fi
+fi
+
+build core-tiny -DSF_CORE_ONLY=ON -DSF_TESTS=OFF -DSF_EXFAT=OFF -DSF_LFN=OFF -DSF_GPT=OFF \
+    -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF -DSF_CHECK=OFF
+if [ -f "$tmp/core-tiny/libstreamfat-core.a" ]; then
+    probe=$tmp/probe-tiny
+    if ! cc -std=c11 -Wall -Wextra -Werror -O1 -DSF_NO_EXFAT -DSF_NO_LFN -DSF_NO_GPT \
+            -DSF_NO_MESSAGES -DSF_NO_LOG_TRIGGER -DSF_NO_CHECK -I"$src/include" \
+            "$src/tests/options/probe.c" "$tmp/core-tiny/libstreamfat-core.a" -o "$probe"; then
+        echo "FAIL: tests/options/probe.c against the tiny core"
+        status=1
+    else
+        for args in "make-fat32-mbr $tmp/tiny.img" "rw $tmp/tiny.img" "notrigger $tmp/tiny.img" \
+                    "nolfn $tmp/tiny.img" "nomkfs-exfat -" "nomount $tmp/lean.img"; do
+            # shellcheck disable=SC2086
+            if "$probe" $args; then
+                echo "ok: tiny probe $args"
+            else
+                echo "FAIL: tiny probe $args"
+                status=1
+            fi
+        done
     fi
 fi
 

@@ -111,7 +111,7 @@ expect 1 "new.img" mkfs -q -t fat32 -s 8M "$WORK/new.img"
 [[ ! -e $WORK/new.img ]] || fail "a refused mkfs left new.img behind"
 
 # ---- an image another process writes to (exit 1; fsck 2) ----
-# A holder of the image's lock (as every streamfat writer takes it, cli/target.c).
+# A holder of the image's lock (as every streamfat writer takes it, cli/common/target.c).
 flock -x "$f16" sleep 60 &
 holder=$!
 on_exit "kill $holder"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Every command that writes, under injected faults (STREAMFAT_FAULT=fail_at=N, cli/fault_env.h:
+# Every command that writes, under injected faults (STREAMFAT_FAULT=fail_at=N, cli/common/fault_env.h:
 # device write N and all later ones fail with EIO): N = 1, 2, 3 ... 8, then growing steps,
 # until the command gets through. Each failing run must exit 1 with a message and no
 # sanitizer report, and leave a volume our checker can repair (verdict 0 or 1, never 2)

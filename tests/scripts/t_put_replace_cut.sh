@@ -1,6 +1,6 @@
 #!/bin/bash
 # A power cut at every device write of `put -f` over an existing file (issue 15, item 1),
-# through the fault device of the CLI (STREAMFAT_FAULT=cut=N,policy=P: cli/fault_env.c,
+# through the fault device of the CLI (STREAMFAT_FAULT=cut=N,policy=P: cli/common/fault_env.c,
 # sf_faultbd, the device of the power-cut harness): N = 1, 2, 3 ... until the put gets
 # through. After each cut, on the image as the cut left it: the file holds the old or the
 # new bytes in full and there is at most one temporary '.a.bin.sftmp'; after

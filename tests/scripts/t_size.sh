@@ -10,6 +10,10 @@
 #      text <= 8 KiB. Building runtime-lean also builds the core with SF_GPT=OFF and
 #      SF_MESSAGES=OFF for the Cortex-M4 (t_build_options runs those options on the host).
 #      Neither text goal is met today (docs/BENCHMARKS.md says where the bytes go).
+#      The full sets' limits are regression limits, no longer goals (issue 19); the goal is
+#      the tiny set's (issue 19, docs/PORTING.md "The tiny set"): text <= 16 KiB, no
+#      static data at all (data + bss = 0, a hard limit), stack <= 1,536 bytes. Its text
+#      and stack goals are not met yet: they are checked against recorded limits.
 # 2. The stub files that replace a dropped file system (src/fs/fat_off.c, exfat_off.c) must
 #      define every symbol the rest of the core takes from the files they replace; checked
 #      on symbols, without building the SF_FAT=OFF / SF_EXFAT=OFF cores (make size does).
@@ -34,22 +38,33 @@ status=0
 #   runtime        24576   44000 (41916; 45152 after the first size round, 47132 before)   1024
 #   runtime-lean   24576   40800 (38888; 41676)                                          1024
 #   readonly        8192   17600 (16692; 18708; 20108)                                   1024
+#   tiny           16384   33600 (32648 with SF_LFN=OFF; 34392 without)                     0
 limit_text() {
     case $1 in
         runtime) echo 44000 ;;
         runtime-lean) echo 40800 ;;
         readonly) echo 17600 ;;
+        tiny) echo 33600 ;;
     esac
 }
 goal_text() {
     case $1 in
         runtime | runtime-lean) echo 24576 ;;
         readonly) echo 8192 ;;
+        tiny) echo 16384 ;;
     esac
 }
+static_goal() {
+    case $1 in
+        tiny) echo 0 ;;
+        *) echo 1024 ;;
+    esac
+}
+tiny_stack_goal=1536     # issue 19; measured 2816 (2026-12-01): noted, not failed
+tiny_stack_limit=2950
 stack_limit=4608   # bytes, the (lower-bound) deepest chain; runtime measured 3524, readonly 2316
 
-if ! SIZE_SETS="runtime runtime-lean readonly" bash "$src/scripts/size.sh" "$tmp/size" >"$tmp/size.out" \
+if ! SIZE_SETS="runtime runtime-lean readonly tiny" bash "$src/scripts/size.sh" "$tmp/size" >"$tmp/size.out" \
         2>"$tmp/size.err"; then
     cat "$tmp/size.err" "$tmp/size.out"
     echo "FAIL: scripts/size.sh failed"
@@ -57,7 +72,7 @@ if ! SIZE_SETS="runtime runtime-lean readonly" bash "$src/scripts/size.sh" "$tmp
 fi
 cat "$tmp/size.out"
 
-for set in runtime runtime-lean readonly; do
+for set in runtime runtime-lean readonly tiny; do
     line=$(grep "^size $set " "$tmp/size.out" || true)
     if [ -z "$line" ]; then
         echo "FAIL: no size line for $set"
@@ -79,9 +94,19 @@ for set in runtime runtime-lean readonly; do
         echo "      see where with arm-none-eabi-nm --size-sort -S $set.elf (make size)"
         status=1
     fi
-    if [ $((data + bss)) -gt 1024 ]; then
-        echo "FAIL: $set has $((data + bss)) bytes of static data (goal <= 1024)"
+    if [ $((data + bss)) -gt "$(static_goal "$set")" ]; then
+        echo "FAIL: $set has $((data + bss)) bytes of static data (goal <= $(static_goal "$set"))"
         status=1
+    fi
+    if [ "$set" = tiny ]; then
+        if [ "$stack" -le "$tiny_stack_goal" ]; then
+            echo "ok: tiny stack $stack <= goal $tiny_stack_goal"
+        elif [ "$stack" -le "$tiny_stack_limit" ]; then
+            echo "note: tiny stack $stack over the goal $tiny_stack_goal, within the recorded limit $tiny_stack_limit"
+        else
+            echo "FAIL: tiny stack $stack grew past the recorded limit $tiny_stack_limit"
+            status=1
+        fi
     fi
     if [ "$stack" -gt "$stack_limit" ]; then
         echo "FAIL: $set stack $stack > $stack_limit bytes"

@@ -1,8 +1,8 @@
-/* Command-line units (cli/units.c): sizes, rates and durations exactly per the units
+/* Command-line units (cli/common/units.c): sizes, rates and durations exactly per the units
  * table, and refusal of garbage, signs, overflow and inexact fractions. The CLI is not
  * part of the library, so its source is compiled in here. */
 #include "check.h"
-#include "../../cli/units.c"
+#include "../../cli/common/units.c"
 
 static uint64_t size_ok(const char *s)
 {

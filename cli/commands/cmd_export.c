@@ -1,0 +1,510 @@
+/* streamfat export: decode a log file (docs/FORMAT.md) from a volume or from the host and
+ * write it in another format (docs/EXPORT.md): candump -L, Vector ASC and BLF, python-can's
+ * CSV, csv-wide, raw, MF4. This file has the options and the inputs and outputs (a host
+ * file, TARGET PATH, every log on a volume with --all); the filters and the decode loop are
+ * formats/export.c (export_one), the formats export_*.c behind struct export_writer
+ * (export.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cli.h"
+#include "formats/export.h"
+#include "sources/log_sources.h"
+#include "common/target.h"
+#include "common/units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 32
+
+static const char export_help[] =
+"NAME\n"
+"  streamfat export - decode log files into candump, ASC, BLF, CSV or raw\n"
+"\n"
+"SYNOPSIS\n"
+"  streamfat export [OPTIONS] [-o OUT] [--partition N] TARGET PATH\n"
+"  streamfat export [OPTIONS] [-o OUT] FILE\n"
+"  streamfat export [OPTIONS] --all [--partition N] TARGET DIR\n"
+"\n"
+"DESCRIPTION\n"
+"  Decodes the log file PATH on TARGET (an image file or block device, opened read-only),\n"
+"  or the log file FILE on the host ('-' is standard input), and writes it to standard\n"
+"  output or to OUT. With --all, every log file (*.SFL) on TARGET is exported into the\n"
+"  host directory DIR, one output per log, named after the log (LOG00001.SFL ->\n"
+"  DIR/LOG00001.asc; logs in subdirectories keep their path).\n"
+"\n"
+"  The log is read as a stream: memory use does not grow with its size.\n"
+"\n"
+"FORMATS (docs/EXPORT.md has the details)\n"
+"  candump   candump -L lines: '(sec.usec) iface 123#1122', FD '123##1...', RTR '123#R'\n"
+"  asc       Vector ASC, hex, event times from the measurement start in the header\n"
+"  blf       Vector BLF: CAN, CAN FD and error-frame objects in log containers, zlib-\n"
+"            compressed (--blf-compress 0 stores them uncompressed)\n"
+"  csv       python-can's CSV layout (timestamp,arbitration_id,extended,remote,error,dlc,\n"
+"            data with base64 data), read by can.CSVReader\n"
+"  csv-wide  a timestamp column and one column per channel carrying SAMPLE or LATENCY\n"
+"            records; one row per record\n"
+"  raw       the bytes of the SAMPLE records, back to back\n"
+"  mf4       ASAM MDF 4.11, CAN bus logging (CAN_DataFrame, ...), for asammdf, python-can\n"
+"            and Vector's tools; -o FILE (a regular file: not a pipe); DZ blocks\n"
+"            (--mf4-compress 0 writes plain DT blocks)\n"
+"  Records a format has no form for are skipped and counted on standard error.\n"
+"\n"
+"  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
+"  malformed and repeated or out-of-order blocks are skipped (never a frame twice or out\n"
+"  of order), everything the rules allow is exported, and one line on standard error\n"
+"  sums it up ('damaged: invalid 1, missing 1').\n"
+"\n"
+"OPTIONS\n"
+"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw or mf4\n"
+"  -o, --output OUT    write to OUT instead of standard output\n"
+"  --all               export every log on TARGET into the directory DIR\n"
+"  --channel CH        only channel CH: a number (0..255) or its name (can0); repeatable\n"
+"  --id ID[/MASK]      only CAN frames whose id matches ID under MASK (hex; without a\n"
+"                      mask the whole 11- or 29-bit id); '!ID/MASK' excludes; repeatable.\n"
+"                      Error frames match on their error class. Other records pass.\n"
+"  --from T, --to T    only records with from <= time < to. T is +DURATION from the log's\n"
+"                      start (+1.5, +200ms, +10m), Unix seconds (1700000000.25) or UTC\n"
+"                      date and time (2023-11-14T22:13:20.5Z)\n"
+"  --absolute          timestamps since the Unix epoch (the default)\n"
+"  --relative          timestamps from the log's start (candump, csv, csv-wide; ASC and\n"
+"                      BLF always count from the start in their header)\n"
+"  --blf-compress N    BLF containers: 0 stored, 1..9 zlib level (default 1: fastest;\n"
+"                      6 makes them about 20% smaller at half the speed)\n"
+"  --mf4-compress N    MF4 data: 0 plain DT blocks, 1..9 zlib level of transposed DZ\n"
+"                      blocks (default 1)\n"
+"  --partition N       use the Nth partition of TARGET (from 1)\n"
+"  -h, --help          show this help\n"
+"\n"
+"EXAMPLES\n"
+"  streamfat export --format candump sd.img LOG00001.SFL > run1.log\n"
+"  streamfat export -f blf -o run1.blf --channel can0 --from +10s --to +70s LOG00001.SFL\n"
+"  streamfat export -f asc --id 100/700 --id !123 -o run1.asc sd.img LOG00001.SFL\n"
+"  streamfat export -f csv --all sd.img exported/\n"
+"\n"
+"EXIT STATUS\n"
+"  0 every file decoded cleanly, 1 damage was found (the intact part is still written) or\n"
+"  an error, 2 wrong usage, 3 --channel/--id selected no record (the channels of the log\n"
+"  are named on standard error; not with --all).\n";
+
+enum {
+    OPT_ALL = 256, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
+    OPT_RELATIVE, OPT_BLF_COMPRESS, OPT_MF4_COMPRESS,
+};
+
+static const struct option longopts[] = {
+    { "format", required_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    CLI_LONGOPT_PARTITION,
+    { "all", no_argument, NULL, OPT_ALL },
+    { "channel", required_argument, NULL, OPT_CHANNEL },
+    { "id", required_argument, NULL, OPT_ID },
+    { "from", required_argument, NULL, OPT_FROM },
+    { "to", required_argument, NULL, OPT_TO },
+    { "absolute", no_argument, NULL, OPT_ABSOLUTE },
+    { "relative", no_argument, NULL, OPT_RELATIVE },
+    { "blf-compress", required_argument, NULL, OPT_BLF_COMPRESS },
+    { "mf4-compress", required_argument, NULL, OPT_MF4_COMPRESS },
+    CLI_LONGOPTS_END,
+};
+
+static const struct export_writer *const writers[] = {
+    &export_candump, &export_asc, &export_blf, &export_csv, &export_csv_wide, &export_raw,
+    &export_mf4,
+};
+
+/* ---- time arguments ----------------------------------------------------------------- */
+
+/* "1700000000.25" -> ns; 0 or -1. */
+static int parse_unix(const char *s, uint64_t *ns)
+{
+    uint64_t sec = 0, frac = 0, scale = 100000000;
+    const char *p = s;
+
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    for (; isdigit((unsigned char)*p); p++) {
+        if (sec > 18000000000ull)
+            return -1;
+        sec = sec * 10 + (uint64_t)(*p - '0');
+    }
+    if (*p == '.') {
+        for (p++; isdigit((unsigned char)*p); p++) {
+            frac += (uint64_t)(*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p)
+        return -1;
+    *ns = sec * 1000000000u + frac;
+    return 0;
+}
+
+/* "2023-11-14T22:13:20[.frac][Z]" (UTC) -> ns; 0 or -1. */
+static int parse_iso(const char *s, uint64_t *ns)
+{
+    struct tm tm;
+    const char *p;
+    uint64_t frac = 0, scale = 100000000;
+    time_t t;
+
+    memset(&tm, 0, sizeof tm);
+    p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p)
+        return -1;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++) {
+            frac += (uint64_t)(*p - '0') * scale;
+            scale /= 10;
+        }
+    if (*p == 'Z')
+        p++;
+    if (*p)
+        return -1;
+    t = timegm(&tm);
+    if (t < 0)
+        return -1;
+    *ns = (uint64_t)t * 1000000000u + frac;
+    return 0;
+}
+
+static int parse_tbound(const char *opt, const char *s, struct export_tbound *b)
+{
+    const char *why = "expects +DURATION, Unix seconds or YYYY-MM-DDTHH:MM:SS[.frac]Z";
+
+    b->set = 1;
+    b->rel = *s == '+';
+    if (b->rel ? units_parse_duration(s + 1, &b->ns, &why) :
+                 (parse_unix(s, &b->ns) && parse_iso(s, &b->ns)))
+        return cli_usage("%s '%s': %s", opt, s, why);
+    return 0;
+}
+
+/* ---- outputs ------------------------------------------------------------------------- */
+
+/* A file output replaces an existing file only once it is complete (cli/common/outfile.c). */
+static FILE *open_out(struct out_file *of, const char *path)
+{
+    if (out_open(of, path))
+        return NULL;
+    setvbuf(of->f, NULL, _IOFBF, 1 << 20);
+    return of->f;
+}
+
+static int close_out(FILE *f, struct out_file *of, int complete, const char *name)
+{
+    if (f != stdout)
+        return out_close(of, complete);
+    int c = fflush(f);
+
+    if (c) {
+        cli_err("%s: write failed: %s", name, strerror(errno));
+        return CLI_ERR;
+    }
+    return 0;
+}
+
+/* MF4 patches its header at the end: the output must be a regular file (standard output
+ * redirected to one will do), never a pipe or a terminal. */
+static int mf4_output_ok(const char *out_path)
+{
+    struct stat st;
+
+    if (out_path ? (stat(out_path, &st) == 0 && !S_ISREG(st.st_mode)) :
+                   (fstat(STDOUT_FILENO, &st) || !S_ISREG(st.st_mode))) {
+        cli_err("mf4 needs a regular file to write to (it seeks back to finish the header): "
+                "use -o FILE");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- --all ----------------------------------------------------------------------------- */
+
+static int is_log_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && strcasecmp(name + n - 4, ".SFL") == 0;
+}
+
+struct walk {
+    const struct export_opts *o;
+    struct sf_vol *vol;
+    const char *outdir;
+    unsigned logs;
+    int rc;
+};
+
+static int export_vol_file(struct walk *w, const char *path, const char *rel)
+{
+    size_t n = strlen(rel);
+    char *out_path = malloc(strlen(w->outdir) + n + 16);
+    struct sf_file f;
+    struct export_input in = { -1, &f, 0 };
+    struct out_file of;
+    FILE *out;
+    int err, rc;
+
+    if (!out_path) {
+        cli_err("out of memory");
+        return CLI_ERR;
+    }
+    sprintf(out_path, "%s/%.*s.%s", w->outdir, (int)(n - 4), rel, w->o->w->ext);
+    if ((err = sf_open(w->vol, &f, path, SF_O_RDONLY))) {
+        cli_err("%s: %s", path, sf_strerror(err));
+        free(out_path);
+        return CLI_ERR;
+    }
+    if (!(out = open_out(&of, out_path))) {
+        sf_close(&f);
+        free(out_path);
+        return CLI_ERR;
+    }
+    rc = export_one(w->o, path, &in, out, out_path, 0);
+    if (close_out(out, &of, in.complete, out_path))
+        rc = CLI_ERR;
+    sf_close(&f);
+    printf("%s -> %s%s\n", path, out_path, rc ? " (with errors)" : "");
+    w->logs++;
+    free(out_path);
+    return rc;
+}
+
+/* Walk the volume directory `path` (host subdirectory `rel` under outdir). */
+static void walk_dir(struct walk *w, const char *path, const char *rel, unsigned depth)
+{
+    struct sf_dir *d = malloc(sizeof *d);
+    struct sf_stat *st = malloc(sizeof *st);
+    int err, k;
+
+    if (!d || !st) {
+        cli_err("out of memory");
+        w->rc = CLI_ERR;
+        goto out;
+    }
+    if ((err = sf_opendir(w->vol, d, path))) {
+        cli_err("%s: %s", *path ? path : "/", sf_strerror(err));
+        w->rc = CLI_ERR;
+        goto out;
+    }
+    while ((k = sf_readdir(d, st)) == 1) {
+        char *sub, *subrel;
+        if (strcmp(st->name, ".") == 0 || strcmp(st->name, "..") == 0)
+            continue;
+        sub = cli_path_join(path, st->name);
+        subrel = *rel ? cli_path_join(rel, st->name) : strdup(st->name);
+        if (!sub || !subrel) {
+            cli_err("out of memory");
+            w->rc = CLI_ERR;
+        } else if (st->attr & SF_ATTR_DIR) {
+            char *host = malloc(strlen(w->outdir) + strlen(subrel) + 2);
+            if (depth >= MAX_DEPTH || !host) {
+                cli_err("%s: directories nested too deep, skipped", sub);
+                w->rc = CLI_ERR;
+            } else {
+                sprintf(host, "%s/%s", w->outdir, subrel);
+                if (mkdir(host, 0777) && errno != EEXIST) {
+                    cli_err("%s: %s", host, strerror(errno));
+                    w->rc = CLI_ERR;
+                } else {
+                    walk_dir(w, sub, subrel, depth + 1);
+                    rmdir(host);           /* only succeeds when no log was below */
+                }
+            }
+            free(host);
+        } else if (is_log_name(st->name) && export_vol_file(w, sub, subrel)) {
+            w->rc = CLI_ERR;
+        }
+        free(sub);
+        free(subrel);
+    }
+    if (k < 0) {
+        cli_err("%s: %s", *path ? path : "/", sf_strerror(k));
+        w->rc = CLI_ERR;
+    }
+    sf_closedir(d);
+out:
+    free(d);
+    free(st);
+}
+
+static int export_all(const struct export_opts *o, const char *target, const char *outdir,
+                      uint32_t partition)
+{
+    struct target t;
+    struct walk w = { o, NULL, outdir, 0, 0 };
+
+    if (mkdir(outdir, 0777) && errno != EEXIST) {
+        cli_err("%s: %s", outdir, strerror(errno));
+        return CLI_ERR;
+    }
+    if (target_open(&t, target, TARGET_RDONLY, partition))
+        return CLI_ERR;
+    w.vol = &t.vol;
+    walk_dir(&w, "/", "", 0);
+    if (target_close(&t))
+        w.rc = CLI_ERR;
+    if (!w.logs)
+        fprintf(stderr, "export: no log files (*.SFL) on %s\n", target);
+    return w.rc;
+}
+
+/* ---- the command ----------------------------------------------------------------------- */
+
+int cmd_export(int argc, char **argv)
+{
+    struct export_opts o;
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":f:o:h", longopts, export_help,
+                                  CLI_OPT_PARTITION);
+    const char *out_path = NULL;
+    uint32_t partition;
+    int c, rc, nargs, all = 0, complete = 0;
+    uint64_t v;
+    struct out_file of;
+    FILE *out;
+
+    memset(&o, 0, sizeof o);
+    o.w = &export_candump;
+    o.blf_level = 1;
+    o.mf4_level = 1;
+    while ((c = cli_getopt(&cl)) > 0) {
+        switch (c) {
+        case 'f': {
+            unsigned i;
+            for (i = 0; i < sizeof writers / sizeof writers[0]; i++)
+                if (strcmp(optarg, writers[i]->name) == 0)
+                    break;
+            if (i == sizeof writers / sizeof writers[0])
+                return cli_usage("unknown format '%s' (known: candump, asc, blf, csv, "
+                                 "csv-wide, raw, mf4)", optarg);
+            o.w = writers[i];
+            break;
+        }
+        case 'o':
+            out_path = optarg;
+            break;
+        case OPT_ALL:
+            all = 1;
+            break;
+        case OPT_CHANNEL:
+            if (o.nchan == EXPORT_MAX_CHANNEL_FILTERS)
+                return cli_usage("at most %d --channel options", EXPORT_MAX_CHANNEL_FILTERS);
+            if (!*optarg || strlen(optarg) >= EXPORT_IFNAME_MAX)
+                return cli_usage("--channel '%s': expects a channel number or name", optarg);
+            o.chan[o.nchan++] = optarg;
+            break;
+        case OPT_ID:
+            if (o.nids == SRC_MAX_FILTERS)
+                return cli_usage("at most %d --id options", SRC_MAX_FILTERS);
+            if (src_parse_filter(optarg, &o.ids[o.nids]))
+                return cli_usage("--id '%s': expects hex ID[/MASK] or !ID[/MASK]", optarg);
+            if (!o.ids[o.nids].reject)
+                o.id_accept = 1;
+            o.nids++;
+            break;
+        case OPT_FROM:
+            if (parse_tbound("--from", optarg, &o.from))
+                return CLI_USAGE;
+            break;
+        case OPT_TO:
+            if (parse_tbound("--to", optarg, &o.to))
+                return CLI_USAGE;
+            break;
+        case OPT_ABSOLUTE:
+            o.relative = 0;
+            break;
+        case OPT_RELATIVE:
+            o.relative = 1;
+            break;
+        case OPT_BLF_COMPRESS:
+            if (cli_parse_uint(optarg, 9, &v))
+                return cli_usage("--blf-compress '%s': expects 0 (stored) to 9", optarg);
+            o.blf_level = (int)v;
+            break;
+        case OPT_MF4_COMPRESS:
+            if (cli_parse_uint(optarg, 9, &v))
+                return cli_usage("--mf4-compress '%s': expects 0 (plain) to 9", optarg);
+            o.mf4_level = (int)v;
+            break;
+        }
+    }
+    if (c < 0)
+        return cl.status;
+    partition = cl.partition;
+    if (o.relative && (o.w->has_start || o.w == &export_mf4))
+        return cli_usage("--relative does not apply to %s: its times always count from the "
+                         "start time in its header", o.w->name);
+    nargs = argc - optind;
+    if (all) {
+        if (nargs != 2)
+            return cli_usage("--all needs TARGET DIR");
+        if (out_path)
+            return cli_usage("--all writes into DIR; -o does not apply");
+        return export_all(&o, argv[optind], argv[optind + 1], partition);
+    }
+    if (nargs < 1)
+        return cli_usage("missing FILE, or TARGET PATH");
+    if (nargs > 2)
+        return cli_usage("unexpected argument '%s'", argv[optind + 2]);
+    if (nargs == 1 && partition)
+        return cli_usage("--partition needs TARGET PATH");
+
+    out = stdout;
+    if (o.w == &export_mf4 && !mf4_output_ok(out_path))
+        return CLI_ERR;
+    if (out_path && !(out = open_out(&of, out_path)))
+        return CLI_ERR;
+    if (!out_path)
+        setvbuf(out, NULL, _IOFBF, 1 << 20);
+
+    if (nargs == 1) {
+        const char *file = argv[optind];
+        int is_stdin = strcmp(file, "-") == 0;
+        struct export_input in = {
+            is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC), NULL, 0
+        };
+        if (in.fd < 0) {
+            cli_err("%s: %s", file, strerror(errno));
+            rc = CLI_ERR;
+        } else {
+            rc = export_one(&o, is_stdin ? "standard input" : file, &in, out,
+                            out_path ? out_path : "standard output", 1);
+            complete = in.complete;
+            if (!is_stdin)
+                close(in.fd);
+        }
+    } else {
+        struct target t;
+        struct sf_file f;
+        struct export_input in = { -1, &f, 0 };
+        const char *path = argv[optind + 1];
+        int err;
+        if (target_open(&t, argv[optind], TARGET_RDONLY, partition)) {
+            rc = CLI_ERR;
+        } else {
+            if ((err = sf_open(&t.vol, &f, path, SF_O_RDONLY))) {
+                cli_err("%s: %s: %s", t.path, path, sf_strerror(err));
+                rc = CLI_ERR;
+            } else {
+                rc = export_one(&o, path, &in, out, out_path ? out_path : "standard output",
+                                1);
+                complete = in.complete;
+                sf_close(&f);
+            }
+            if (target_close(&t))
+                rc = CLI_ERR;
+        }
+    }
+    if (close_out(out, &of, complete, out_path ? out_path : "standard output"))
+        rc = CLI_ERR;
+    return rc;
+}

@@ -1,0 +1,682 @@
+/* streamfat log: record a source into log files on a volume (include/streamfat/log.h,
+ * docs/FORMAT.md). Producers (sources/) append from their own threads; a writer thread
+ * (log_writer.c) runs sf_log_service and is the only one touching the volume; the main
+ * thread parses options, handles signals, limits and the status line, and reports.
+ *
+ * Sections: help and options; signals; clocks and names; options; the command. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cli.h"
+#include "log_writer.h"
+#include "sources/log_sources.h"
+#include "common/target.h"
+#include "common/units.h"
+
+#include "streamfat/log.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_RING (64ull << 20)
+#define DEFAULT_QD 4u
+#define STATUS_NS 500000000ull       /* status line refresh */
+
+int cmd_log(int argc, char **argv);
+
+static const char help[] =
+"NAME\n"
+"  streamfat log - record data into log files on a volume\n"
+"\n"
+"SYNOPSIS\n"
+"  streamfat log --source SOURCE [OPTIONS] TARGET\n"
+"\n"
+"DESCRIPTION\n"
+"  Records what SOURCE delivers into files LOG00001.SFL, LOG00002.SFL ... (raw mode:\n"
+"  .BIN) in the root of the volume on TARGET (an image file or a block device), numbering\n"
+"  after the highest such file already there. The format is docs/FORMAT.md; decode with\n"
+"  'streamfat export'. Producers append to a ring in memory without ever waiting; a\n"
+"  writer thread moves full blocks to the device with --qd requests in flight. When the\n"
+"  ring is full a record is dropped, counted, and a DROP record in the file says how many\n"
+"  and when. Runs until the source ends, a limit is reached, or Ctrl-C / SIGTERM: then it\n"
+"  writes everything still in the ring, checkpoints, closes and unmounts.\n"
+"\n"
+"SOURCES\n"
+"  gen:can[,rate=N][,channels=N]\n"
+"                   synthetic CAN: frame k (from 0) of each channel has id 0x100 + (k mod 16)\n"
+"                   and k as 8 little-endian data bytes. rate: frames/s per channel, paced\n"
+"                   with absolute sleeps (timestamps: the scheduled times); no rate: as\n"
+"                   fast as possible (timestamps read every 16 frames). channels: producer\n"
+"                   threads, one per channel, each with its own k.\n"
+"  gen:raw          with --raw: the bytes of u64 little-endian words 0, 1, 2 ... as fast\n"
+"                   as the device takes them (this source waits for ring space)\n"
+"  stdin            candump -L lines '(sec.usec) iface id#data' (also id#R, id##Fdata for\n"
+"                   CAN FD, error frames); timestamps from the lines; with --raw: bytes.\n"
+"                   Waits for ring space rather than drop. Ends at end of input.\n"
+"  file:PATH        replay a candump -L, Vector ASC or Vector BLF log (told apart by\n"
+"                   content; BLF stored or zlib-compressed) at its recorded speed (--fast:\n"
+"                   at once); records keep their original timestamps, channels and flags\n"
+"                   (ASC/BLF channel N is interface can<N-1>; their start time is local\n"
+"                   time, TZ). A damaged file ends the run with an error, the frames before\n"
+"                   the damage logged. Ends at the end of the file.\n"
+"  can:IFACE[,IFACE...]\n"
+"                   SocketCAN raw sockets, CAN FD enabled, kernel timestamps\n"
+"                   (SO_TIMESTAMPNS), error frames; one thread and channel per interface.\n"
+"                   (The test machines have no AF_CAN; the same reading loop is tested\n"
+"                   through canpair:FD, a descriptor such as one end of\n"
+"                   socketpair(AF_UNIX, SOCK_SEQPACKET) delivering struct can_frame /\n"
+"                   struct canfd_frame datagrams; it ends when the peer closes.)\n"
+"  udp:[HOST:]PORT  each datagram one SAMPLE record; HOST defaults to 127.0.0.1\n"
+"  latency:PERIOD   a cyclictest-style probe: sleep to absolute CLOCK_MONOTONIC times\n"
+"                   every PERIOD and record how late each wake-up was (LATENCY records)\n"
+"\n"
+"OPTIONS\n"
+"  -s, --source SRC     what to record (required)\n"
+"  --filter ID/MASK     CAN sources: keep frames with (id & MASK) == (ID & MASK); repeat\n"
+"                       for more; '!ID/MASK' rejects. Hexadecimal. Counted (--json).\n"
+"  --trigger RULE       flight recorder trigger: can:ID/MASK (a matching frame) or\n"
+"                       latency>DURATION (a latency sample over it); repeatable\n"
+"  --pre T|SIZE         flight recorder: keep this much before a trigger (time, or bytes\n"
+"                       with a size unit); only trigger files are written\n"
+"  --post T             flight recorder: and record this long after it (a trigger in the\n"
+"                       post window extends it). SIGUSR1 is a trigger too.\n"
+"  --split-size SIZE    start a new file at this size\n"
+"  --split-time T       start a new file after this long\n"
+"  --cyclic             when the volume is full, delete this logger's oldest files\n"
+"  --sync-interval T|SIZE  checkpoint (data and size durable) every T (default 1s) or\n"
+"                       every SIZE bytes; give both to use both\n"
+"  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks)\n"
+"  --chunk SIZE         block size, a power of two from 512 to 1M (default 64K)\n"
+"  --qd N               device requests in flight, 1..64 (default 4)\n"
+"  --duration T         stop after T (more than 0)\n"
+"  --max-records N      stop after N records (raw: see --max-bytes)\n"
+"  --max-bytes SIZE     stop after SIZE bytes (records: as stored, headers included)\n"
+"  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto\n"
+"  --size SIZE          with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
+"                       ...; as 'streamfat mkfs -s') if it does not exist\n"
+"  --dir DIR            write the files into DIR (created if missing)\n"
+"  --name PATTERN       file names by strftime(3) of the file's start time (local), %n\n"
+"                       the file number (5 digits); e.g. 'CAN_%Y%m%d_%H%M%S_%n.SFL'.\n"
+"                       Refused at start when two files would get the same name (no %n)\n"
+"                       or a name FAT/exFAT cannot hold (: / \\ * ? \" < > |, a dot or space\n"
+"                       at the end)\n"
+"  --raw                raw mode: bytes in, bytes out, no framing\n"
+"  --fast               file: replay without waiting\n"
+"  --measure            time every append (append latency histogram; costs two clock\n"
+"                       reads per record)\n"
+"  --json               print the final statistics as one JSON object on stdout\n"
+"  --no-direct          buffered I/O on the target (no O_DIRECT)\n"
+"  --partition N        use the Nth partition (from 1)\n"
+"  -q, --quiet          no status line and no summary\n"
+"  -h, --help           show this help\n"
+"\n"
+"  On a terminal, a status line on stderr shows elapsed time, MB written, MB/s,\n"
+"  records/s, drops, ring fill and the worst device write latency.\n"
+"\n"
+"EXAMPLES\n"
+"  streamfat log --mkfs exfat --size 1G --source gen:can,rate=1000000 --duration 10 disk.img\n"
+"  candump -L can0 | streamfat log --source stdin --split-size 256M /dev/mmcblk0\n"
+"  streamfat log --source can:can0,can1 --pre 10s --post 5s --trigger can:7DF/7FF disk.img\n"
+"  streamfat log --source latency:1ms --trigger 'latency>100us' --pre 2s --post 1s disk.img\n"
+"\n"
+"EXIT STATUS\n"
+"  0 everything accepted was written and nothing was dropped; 3 records were dropped (the\n"
+"  log is complete and consistent, DROP records included); 1 an error; 2 wrong usage.\n";
+
+enum {
+    OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
+    OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
+    OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
+    OPT_NO_DIRECT, OPT_SIZE,
+};
+
+static const struct option longopts[] = {
+    { "source", required_argument, NULL, 's' },
+    { "filter", required_argument, NULL, OPT_FILTER },
+    { "trigger", required_argument, NULL, OPT_TRIGGER },
+    { "pre", required_argument, NULL, OPT_PRE },
+    { "post", required_argument, NULL, OPT_POST },
+    { "split-size", required_argument, NULL, OPT_SPLIT_SIZE },
+    { "split-time", required_argument, NULL, OPT_SPLIT_TIME },
+    { "cyclic", no_argument, NULL, OPT_CYCLIC },
+    { "sync-interval", required_argument, NULL, OPT_SYNC },
+    { "ring", required_argument, NULL, OPT_RING },
+    { "chunk", required_argument, NULL, OPT_CHUNK },
+    { "qd", required_argument, NULL, OPT_QD },
+    { "duration", required_argument, NULL, OPT_DURATION },
+    { "max-records", required_argument, NULL, OPT_MAX_RECORDS },
+    { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+    { "mkfs", required_argument, NULL, OPT_MKFS },
+    { "size", required_argument, NULL, OPT_SIZE },
+    { "dir", required_argument, NULL, OPT_DIR },
+    { "name", required_argument, NULL, OPT_NAME },
+    { "raw", no_argument, NULL, OPT_RAW },
+    { "fast", no_argument, NULL, OPT_FAST },
+    { "measure", no_argument, NULL, OPT_MEASURE },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
+    CLI_LONGOPT_PARTITION,
+    { "quiet", no_argument, NULL, 'q' },
+    CLI_LONGOPTS_END,
+};
+
+/* ---- signals ----------------------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t usr1_count;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGUSR1)
+        usr1_count++;
+    else
+        interrupted = sig;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Threads started with these blocked leave the signals to the main thread. */
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+/* ---- clocks and names -------------------------------------------------------------- */
+
+static uint64_t log_clock(void *ctx)
+{
+    (void)ctx;
+    return now_ns(CLOCK_REALTIME);
+}
+
+/* --name: strftime of the start time, with %n the file number. */
+static int name_by_pattern(void *ctx, uint32_t index, uint64_t start_ts, char *out,
+                           uint32_t cap)
+{
+    const char *pat = ctx;
+    char fmt[512], num[16];
+    size_t o = 0;
+    time_t t = (time_t)(start_ts / NS);
+    struct tm tm;
+    size_t n;
+
+    snprintf(num, sizeof num, "%05" PRIu32, index);
+    for (const char *p = pat; *p && o + 16 < sizeof fmt; p++) {
+        if (p[0] == '%' && p[1] == 'n') {
+            memcpy(fmt + o, num, strlen(num));
+            o += strlen(num);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            fmt[o++] = '%';
+            fmt[o++] = '%';
+            p++;
+        } else {
+            fmt[o++] = *p;
+        }
+    }
+    fmt[o] = '\0';
+    if (!localtime_r(&t, &tm))
+        return SF_EINVAL;
+    n = strftime(out, cap, fmt, &tm);
+    if (n == 0)
+        return SF_ENAMETOOLONG;
+    return (int)n;
+}
+
+/* A pattern must give every file its own name, one FAT and exFAT can hold: checked at
+ * start (files 1 and 2 at the same time must differ), not when the second file fails. */
+static int check_name_pattern(const char *pat)
+{
+    char a[300], b[300];
+    uint64_t t = now_ns(CLOCK_REALTIME);
+    int n1 = name_by_pattern((void *)pat, 1, t, a, 256);
+    int n2 = name_by_pattern((void *)pat, 2, t, b, 256);
+    size_t n;
+
+    if (n1 <= 0 || n2 <= 0)
+        return cli_usage("--name '%s' gives no name or one longer than 255 bytes", pat);
+    if (strcmp(a, b) == 0)
+        return cli_usage("--name '%s' gives every file the same name '%s': put %%n (the "
+                         "file number) in it", pat, a);
+    n = strlen(a);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)a[i];
+        if (c < 0x20 || strchr("\"*/:<>?\\|", c))
+            return cli_usage("--name '%s' gives '%s': FAT and exFAT names cannot hold '%c'%s",
+                             pat, a, c < 0x20 ? '?' : c,
+                             c == '/' ? " (--dir DIR puts the files into a directory)" : "");
+    }
+    if (a[n - 1] == '.' || a[n - 1] == ' ' || !strcmp(a, "."))
+        return cli_usage("--name '%s' gives '%s': a name must not end in a dot or a space",
+                         pat, a);
+    return 0;
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+/* A duration, or a size when it has a size unit: for --pre and --sync-interval. */
+static int parse_time_or_size(const char *opt, const char *s, uint64_t *ns, uint64_t *bytes)
+{
+    const char *why = "";
+
+    if (units_parse_duration(s, ns, &why) == 0)
+        return 0;
+    if (units_parse_size(s, bytes, &why) == 0)
+        return 0;
+    return cli_usage("invalid value '%s' for %s: a duration (10s, 500ms) or a size (64M)", s,
+                     opt);
+}
+
+static int parse_size_opt(const char *opt, const char *s, uint64_t *out)
+{
+    const char *why = "";
+
+    if (units_parse_size(s, out, &why))
+        return cli_usage("invalid size '%s' for %s: %s", s, opt, why);
+    return 0;
+}
+
+static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
+{
+    const char *why = "";
+
+    if (units_parse_duration(s, out, &why))
+        return cli_usage("invalid duration '%s' for %s: %s", s, opt, why);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct log_args *a)
+{
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
+    int c, rc;
+    uint64_t v;
+
+    memset(a, 0, sizeof *a);
+    a->qd = DEFAULT_QD;
+    a->direct = 1;
+    while ((c = cli_getopt(&cl)) > 0) {
+        rc = 0;
+        switch (c) {
+        case 's': a->source = optarg; break;
+        case OPT_FILTER:
+            if (a->so.nfilters == SRC_MAX_FILTERS)
+                return cli_usage("at most %d --filter options", SRC_MAX_FILTERS);
+            if (src_parse_filter(optarg, &a->so.filters[a->so.nfilters]))
+                return cli_usage("invalid filter '%s' (ID/MASK or !ID/MASK, hexadecimal)",
+                                 optarg);
+            a->so.nfilters++;
+            break;
+        case OPT_TRIGGER: {
+            const char *why = "";
+            if (a->so.nrules == SRC_MAX_RULES)
+                return cli_usage("at most %d --trigger options", SRC_MAX_RULES);
+            if (src_parse_rule(optarg, &a->so.rules[a->so.nrules], &why))
+                return cli_usage("invalid trigger '%s': %s", optarg, why);
+            a->so.nrules++;
+            break;
+        }
+        case OPT_PRE: rc = parse_time_or_size("--pre", optarg, &a->pre_ns, &a->pre_bytes); break;
+        case OPT_POST: rc = parse_duration_opt("--post", optarg, &a->post_ns); break;
+        case OPT_SPLIT_SIZE: rc = parse_size_opt("--split-size", optarg, &a->split_bytes); break;
+        case OPT_SPLIT_TIME: rc = parse_duration_opt("--split-time", optarg, &a->split_ns); break;
+        case OPT_CYCLIC: a->cyclic = 1; break;
+        case OPT_SYNC:
+            rc = parse_time_or_size("--sync-interval", optarg, &a->sync_ns, &a->sync_bytes);
+            break;
+        case OPT_RING: rc = parse_size_opt("--ring", optarg, &a->ring); break;
+        case OPT_CHUNK: rc = parse_size_opt("--chunk", optarg, &a->chunk); break;
+        case OPT_QD:
+            if (cli_parse_uint(optarg, 64, &v) || v == 0)
+                return cli_usage("invalid --qd '%s' (1..64)", optarg);
+            a->qd = (unsigned)v;
+            break;
+        case OPT_DURATION:
+            rc = parse_duration_opt("--duration", optarg, &a->duration_ns);
+            if (!rc && !a->duration_ns)
+                return cli_usage("--duration must be more than 0 (without it: until the "
+                                 "source ends or Ctrl-C)");
+            break;
+        case OPT_SIZE:
+            rc = parse_size_opt("--size", optarg, &a->mkfs_size);
+            if (!rc && !a->mkfs_size)
+                return cli_usage("--size must be more than 0");
+            a->have_size = 1;
+            break;
+        case OPT_MAX_RECORDS:
+            if (cli_parse_uint(optarg, UINT64_MAX, &a->so.max_records) || !a->so.max_records)
+                return cli_usage("invalid --max-records '%s'", optarg);
+            break;
+        case OPT_MAX_BYTES:
+            rc = parse_size_opt("--max-bytes", optarg, &a->so.max_bytes);
+            if (!rc && !a->so.max_bytes)
+                return cli_usage("--max-bytes must be more than 0");
+            break;
+        case OPT_MKFS:
+            a->mkfs = 1;
+            if (strcmp(optarg, "exfat") == 0)
+                a->mkfs_type = SF_FS_EXFAT;
+            else if (strcmp(optarg, "fat32") == 0)
+                a->mkfs_type = SF_FS_FAT32;
+            else if (strcmp(optarg, "fat16") == 0)
+                a->mkfs_type = SF_FS_FAT16;
+            else if (strcmp(optarg, "auto") == 0)
+                a->mkfs_type = 0;
+            else
+                return cli_usage("invalid --mkfs type '%s' (exfat, fat32, fat16, auto)", optarg);
+            break;
+        case OPT_DIR: a->dir = optarg; break;
+        case OPT_NAME: a->name = optarg; break;
+        case OPT_RAW: a->so.raw = 1; break;
+        case OPT_FAST: a->so.fast = 1; break;
+        case OPT_MEASURE: a->measure = 1; break;
+        case OPT_JSON: a->json = 1; break;
+        case OPT_NO_DIRECT: a->direct = 0; break;
+        case 'q': a->quiet = 1; break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (c < 0 && cl.status == CLI_OK)
+        exit(CLI_OK);                       /* the help: nothing more to do */
+    if (c < 0)
+        return cl.status;
+    a->partition = cl.partition;
+    if (cli_args(argc, argv, 1, "TARGET", NULL))
+        return CLI_USAGE;
+    a->target = argv[optind++];
+    if (!a->source)
+        return cli_usage("missing --source");
+    if (a->chunk && (a->chunk < SF_BLOCK_MIN || a->chunk > SF_BLOCK_MAX ||
+                     (a->chunk & (a->chunk - 1))))
+        return cli_usage("--chunk must be a power of two from 512 to 1M");
+    if (a->so.nrules && !a->pre_ns && !a->pre_bytes && !a->post_ns)
+        return cli_usage("--trigger needs the flight recorder (--pre and/or --post)");
+    if (a->so.raw && (a->pre_ns || a->pre_bytes || a->post_ns))
+        return cli_usage("the flight recorder works on records, not with --raw");
+    if (a->so.raw && a->so.nfilters)
+        return cli_usage("--filter works on CAN frames, not with --raw");
+    if (a->have_size && !a->mkfs)
+        return cli_usage("--size creates the image with --mkfs; give --mkfs TYPE too");
+    if (a->name && strlen(a->name) > 200)
+        return cli_usage("--name pattern too long");
+    if (a->name && check_name_pattern(a->name))
+        return CLI_USAGE;
+    return 0;
+}
+
+/* mkdir -p on the volume. */
+static int make_dir(struct target *t, const char *dir)
+{
+    char path[1024];
+    size_t n = strlen(dir);
+
+    if (n >= sizeof path) {
+        cli_err("%s: --dir too long", t->path);
+        return CLI_ERR;
+    }
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] == '/' || path[i] == '\0') {
+            struct sf_stat st;
+            char save = path[i];
+            int err;
+            path[i] = '\0';
+            if (path[i - 1] != '/' && sf_stat(&t->vol, path, &st) != 0) {
+                err = sf_mkdir(&t->vol, path);
+                if (err) {
+                    cli_err("%s: %s: cannot create: %s", t->path, path, sf_strerror(err));
+                    return CLI_ERR;
+                }
+            }
+            path[i] = save;
+        }
+    }
+    return 0;
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+int cmd_log(int argc, char **argv)
+{
+    struct log_args a;
+    struct log_source *src = NULL;
+    struct target t;
+    struct sf_log *lg = NULL;
+    struct sf_log_cfg cfg;
+    struct writer w;
+    struct src_stats ss;
+    const char *const *names;
+    const char *meta[4];
+    char meta_src[300], meta_host[300], meta_ver[64], errbuf[300];
+    void *ring = NULL, *work = NULL;
+    uint64_t t0, last_status = 0, last_rec = 0, block;
+    double secs, last_t = 0;
+    sigset_t oldmask;
+    int rc, err, status = CLI_OK, tty, writer_started = 0;
+    const char *error = NULL;
+    char error_buf[300];
+
+    memset(&w, 0, sizeof w);
+    rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    /* Before anything slow (mkfs, mount, ring): a SIGINT or SIGUSR1 that arrives early is
+     * noted and acted on once the log runs, never the default action that kills us. */
+    catch_signals();
+    block = a.chunk ? a.chunk : SF_BLOCK_DEFAULT;
+    a.so.max_body = (uint32_t)block - SF_BLOCK_HDR - SF_REC_HDR;
+    if (a.so.max_body > 65535)
+        a.so.max_body = 65535;
+    src = src_parse(a.source, &a.so, errbuf, sizeof errbuf);
+    if (!src)
+        return cli_usage("%s", errbuf);
+
+    if (a.mkfs) {
+        struct mkfs_args m;
+        memset(&m, 0, sizeof m);
+        m.target = a.target;
+        m.fs_type = (unsigned)a.mkfs_type;
+        m.partition = -1;
+        m.quiet = 1;
+        m.size = a.mkfs_size;
+        m.have_size = a.have_size;
+        m.size_opt = "--size";
+        rc = mkfs_run(&m);
+        if (rc) {
+            src_free(src);
+            return rc;
+        }
+    }
+    if (target_open_async(&t, a.target, TARGET_ASYNC | (a.direct ? TARGET_DIRECT : 0),
+                          a.partition, a.qd)) {
+        src_free(src);
+        return CLI_ERR;
+    }
+    if (a.dir && *a.dir && !cli_is_root(a.dir) && make_dir(&t, a.dir)) {
+        status = CLI_ERR;
+        goto out_close;
+    }
+
+    /* The ring: --ring, or sized from --pre SIZE; whole blocks, at least 4. */
+    if (!a.ring)
+        a.ring = a.pre_bytes ? a.pre_bytes + 8 * block : DEFAULT_RING;
+    a.ring = (a.ring + block - 1) / block * block;
+    if (a.ring < 4 * block)
+        a.ring = 4 * block;
+    ring = target_alloc(target_bd(&t), (size_t)a.ring);
+    work = target_alloc(target_bd(&t), (size_t)block);
+    lg = aligned_alloc(64, (sizeof *lg + 63) / 64 * 64);
+    if (!lg) {
+        cli_err("out of memory");
+        status = CLI_ERR;
+        goto out_close;
+    }
+    memset(lg, 0, sizeof *lg);
+
+    snprintf(meta_src, sizeof meta_src, "source=%s", a.source);
+    {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        snprintf(meta_host, sizeof meta_host, "host=%s", host);
+    }
+    snprintf(meta_ver, sizeof meta_ver, "writer=streamfat %s", SF_VERSION_STRING);
+    meta[0] = meta_src;
+    meta[1] = meta_host;
+    meta[2] = meta_ver;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.vol = &t.vol;
+    cfg.ring = ring;
+    cfg.ring_size = a.ring;
+    cfg.block_size = (uint32_t)block;
+    cfg.flags = (a.so.raw ? SF_LOG_RAW : 0) | (a.cyclic ? SF_LOG_CYCLIC : 0) |
+                (a.measure ? SF_LOG_MEASURE : 0);
+    cfg.dir = a.dir;
+    if (a.name) {
+        cfg.name = name_by_pattern;
+        cfg.name_ctx = (void *)a.name;
+    }
+    cfg.split_bytes = a.split_bytes;
+    cfg.split_ns = a.split_ns;
+    cfg.checkpoint_ns = a.sync_ns;
+    cfg.checkpoint_bytes = a.sync_bytes;
+    cfg.pre_bytes = a.pre_bytes;
+    cfg.pre_ns = a.pre_ns;
+    cfg.post_ns = a.post_ns;
+    cfg.queue_depth = a.qd;
+    cfg.clock = log_clock;
+    cfg.clock_kind = src_clock_kind(src);
+    if (getrandom(&cfg.session_id, sizeof cfg.session_id, 0) != sizeof cfg.session_id)
+        cfg.session_id = now_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 32);
+    cfg.channel_count = src_channels(src, &names);
+    cfg.channel_names = names;
+    cfg.meta = meta;
+    cfg.meta_count = 3;
+    cfg.work = work;
+    cfg.work_size = (uint32_t)block;
+
+    if (src_prepare(src)) {
+        status = CLI_ERR;
+        goto out_close;
+    }
+    err = sf_log_open(lg, &cfg);
+    if (err) {
+        cli_err("%s: cannot start the log: %s", a.target, sf_strerror(err));
+        status = CLI_ERR;
+        goto out_close;
+    }
+
+    w.lg = lg;
+    w.src = src;
+    pthread_mutex_init(&w.lock, NULL);
+    log_snapshot(&w);
+    block_signals(&oldmask);
+    err = pthread_create(&w.th, NULL, log_writer_main, &w);
+    if (!err) {
+        writer_started = 1;
+        if (src_start(src, lg))
+            status = CLI_ERR;
+    } else {
+        cli_err("cannot start the writer thread: %s", strerror(err));
+        status = CLI_ERR;
+    }
+    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    t0 = now_ns(CLOCK_MONOTONIC);           /* --duration counts from here */
+
+    tty = isatty(2) && !a.quiet;
+    while (status == CLI_OK) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+        struct timespec nap = { 0, 20000000 };
+        int n1 = usr1_count;
+        if (n1) {
+            usr1_count -= n1;
+            atomic_fetch_add(&w.usr1, n1);
+        }
+        if (interrupted || atomic_load(&w.failed) || src_finished(src) || src_error(src))
+            break;
+        if (a.duration_ns && now - t0 >= a.duration_ns)
+            break;
+        if (tty && now - last_status >= STATUS_NS) {
+            log_status_line(&w, (double)(now - t0) / 1e9, &last_rec, &last_t);
+            last_status = now;
+        }
+        if (a.duration_ns && a.duration_ns - (now - t0) < (uint64_t)nap.tv_nsec)
+            nap.tv_nsec = (long)(a.duration_ns - (now - t0));
+        nanosleep(&nap, NULL);
+    }
+    if (interrupted && !a.quiet && !a.json)
+        fprintf(stderr, "%s%s: stopping: writing what is buffered, closing\n",
+                tty ? "\n" : "", a.target);
+    else if (tty)
+        fputc('\n', stderr);
+
+    /* Stop: producers first, then the writer drains the ring and closes the file. */
+    src_stop(src);
+    src_join(src);
+    if (writer_started) {
+        atomic_store(&w.stop, 1);
+        pthread_join(w.th, NULL);
+    }
+    secs = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+    src_get_stats(src, &ss);
+
+    if (w.err) {
+        snprintf(error_buf, sizeof error_buf, "%s: log: %s%s", a.target, sf_strerror(w.err),
+                 w.err == SF_ENOSPC ? " (the volume is full; --cyclic deletes old logs)" : "");
+        error = error_buf;
+        status = CLI_ERR;
+    } else if (src_error(src)) {
+        snprintf(error_buf, sizeof error_buf, "%s", src_error(src));
+        error = error_buf;
+        status = CLI_ERR;
+    }
+    if (status == CLI_OK && w.st.records_dropped)
+        status = 3;
+    if (error)
+        cli_err("%s", error);
+    if (target_close(&t) && !error) {
+        error = "unmount failed";
+        status = CLI_ERR;
+    }
+    log_report(&a, &w, &ss, secs, status, error);
+    pthread_mutex_destroy(&w.lock);
+    free(lg);
+    free(ring);
+    free(work);
+    src_free(src);
+    return status;
+
+out_close:
+    target_close(&t);
+    free(lg);
+    free(ring);
+    free(work);
+    src_free(src);
+    return status;
+}

@@ -1,0 +1,164 @@
+/* What every producer of the log sources shares (source_int.h): sleeping on the monotonic
+ * clock, the run's first error, flushing the counters, waiting for ring room, pacing a
+ * replay, the order of times per channel, bad input, and receiving from and binding a
+ * socket. */
+#include "source_int.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void src_sleep_until(uint64_t mono_ns)
+{
+    struct timespec ts = { (time_t)(mono_ns / NS), (long)(mono_ns % NS) };
+
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+void src_sleep_ns(uint64_t ns)
+{
+    src_sleep_until(now_ns(CLOCK_MONOTONIC) + ns);
+}
+
+void src_set_error(struct log_source *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&s->lock);
+    if (!s->has_err) {
+        va_start(ap, fmt);
+        vsnprintf(s->err, sizeof s->err, fmt, ap);
+        va_end(ap);
+        s->has_err = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void src_flush_counters(struct producer *p)
+{
+    struct log_source *s = p->s;
+
+    atomic_fetch_add_explicit(&s->offered, p->offered, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->offered_bytes, p->offered_bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->dropped, p->dropped, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->filtered, p->filtered, memory_order_relaxed);
+    p->offered = p->offered_bytes = p->dropped = p->filtered = 0;
+}
+
+void src_wait_for_room(struct log_source *s, struct waiter *w, uint64_t need)
+{
+    for (;;) {
+        unsigned e = atomic_load_explicit(&s->ring_epoch, memory_order_acquire);
+        uint64_t freeb = atomic_load_explicit(&s->ring_free, memory_order_relaxed);
+        if (e != w->epoch) {
+            w->epoch = e;
+            w->since = 0;
+        }
+        if (freeb >= w->since + need + w->margin || stopping(s))
+            break;
+        atomic_fetch_add_explicit(&s->waits, 1, memory_order_relaxed);
+        src_sleep_ns(50000);
+    }
+    w->since += need;
+}
+
+void src_pace(struct log_source *s, struct pacer *pc, uint64_t ts)
+{
+    uint64_t at;
+
+    if (s->o.fast)
+        return;
+    if (!pc->started) {
+        pc->started = 1;
+        pc->ts0 = ts;
+        pc->t0 = now_ns(CLOCK_MONOTONIC);
+    }
+    if (ts <= pc->ts0)
+        return;
+    at = pc->t0 + (ts - pc->ts0);
+    while (!stopping(s)) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+        if (now >= at)
+            break;
+        src_sleep_until(at - now > 100000000 ? now + 100000000 : at);
+    }
+}
+
+int src_in_order(struct log_source *s, unsigned ch, uint64_t ts)
+{
+    if (s->have_last[ch] && ts < s->last_ts[ch])
+        return 0;
+    s->have_last[ch] = 1;
+    s->last_ts[ch] = ts;
+    return 1;
+}
+
+#define BAD_SHOWN_MAX 10            /* bad input lines reported one by one, then counted */
+
+const char *src_name(const struct log_source *s)
+{
+    return s->path ? s->path : "stdin";
+}
+
+void src_bad_input(struct log_source *s, const char *what, uint64_t n, const char *why)
+{
+    atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+    if (s->bad_shown < BAD_SHOWN_MAX)
+        cli_err("%s %s %" PRIu64 ": %s%s", src_name(s), what, n, why,
+                ++s->bad_shown == BAD_SHOWN_MAX ? " (further bad input is only counted)" : "");
+}
+
+ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2];
+    } ctl;
+    struct pollfd pf = { fd, POLLIN, 0 };
+    struct iovec iov = { buf, cap };
+    struct msghdr mh;
+    struct cmsghdr *cm;
+    ssize_t r;
+    int pr = poll(&pf, 1, POLL_MS);
+
+    *ts = 0;
+    if (pr == 0 || (pr < 0 && errno == EINTR)) {
+        errno = EAGAIN;
+        return -1;
+    }
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = sizeof ctl.buf;
+    r = recvmsg(fd, &mh, MSG_DONTWAIT);
+    if (r < 0)
+        return -1;
+    for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec t;
+            memcpy(&t, CMSG_DATA(cm), sizeof t);
+            *ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
+        }
+    }
+    *msg_flags = mh.msg_flags;
+    return r;
+}
+
+int src_bind_source(struct producer *p, int fd, const void *addr, socklen_t len,
+                    const char *what)
+{
+    if (bind(fd, addr, len) < 0) {
+        cli_err("%s: %s", what, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    p->fd = fd;
+    return 0;
+}

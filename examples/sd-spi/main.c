@@ -1,0 +1,396 @@
+/* A CAN logger on an SD card over SPI, under QEMU's lm3s6965evb (Cortex-M3, 64 KiB SRAM):
+ * the smallest kind of logger streamfat is for (docs/PORTING.md, "SD card over SPI").
+ *
+ *   SysTick (1 kHz)      the producer: FRAMES_PER_TICK frames of the `gen:can` pattern
+ *                        (frame k: id 0x100 + k % 16, eight data bytes = k little-endian,
+ *                        timestamp k * 1e9 / RATE ns) into sf_log_append_can
+ *   main loop            brings the card up (drivers/sd_spi), mounts it or formats it
+ *                        when it holds no file system (FAT16 up to 2 GiB, FAT32 above, in
+ *                        an MBR partition as SD cards come), opens the logger (rotation
+ *                        by size, checkpoints), calls sf_log_service until FRAMES frames
+ *                        went by, closes the log, unmounts, reports
+ *
+ * The report goes to UART0, one "sd-spi: ..." line per fact (make hw-sd /
+ * tests/scripts/t_hw_sd.sh read it); QEMU exits with main's status through semihosting:
+ * 0 ok, 1 a streamfat call failed, 2 the card failed to come up, 3 a CPU fault.
+ * Command line (QEMU -append, through semihosting): [fail=N] [crc] [frames=N]: fail=N
+ * makes the driver fail command N and every later one (drivers/sd_spi fault injection),
+ * crc switches the card's CRC checking on (CMD59) and checks read CRCs. */
+#include <stdint.h>
+#include <string.h>
+
+#include "streamfat/sf.h"
+#include "streamfat/log.h"
+#include "streamfat/vol.h"
+
+#include "board.h"
+#include "semihost.h"
+#include "sd_spi.h"
+
+#define BLOCK           4096u              /* log block: one multi-block write (CMD25) */
+#define RING_BLOCKS        4u              /* 16 KiB of ring: about 128 ms of frames */
+#define FRAMES_PER_TICK    4u
+#define RATE (FRAMES_PER_TICK * BOARD_TICK_HZ)  /* frames/s */
+#define FRAMES_DEFAULT 16000u
+#define SPLIT_BYTES  (128u << 10)          /* small files, so rotation happens (4+ files) */
+#define EPOCH_MS      1767225600000LL      /* 2026-01-01 00:00 UTC: this board has no RTC */
+
+static uint8_t ring[RING_BLOCKS * BLOCK] __attribute__((aligned(8)));
+static uint8_t work[BLOCK] __attribute__((aligned(8)));
+static uint8_t vol_cache[2048] __attribute__((aligned(8)));
+static uint8_t fat_cache[64];
+
+static struct sd_spi sd;
+static struct sf_vol vol;
+static struct sf_log lg;
+
+/* The producer's state: written by the SysTick handler only (main reads it once the
+ * producer stopped). */
+static volatile uint32_t producing;
+static uint32_t frames_total, next_frame, accepted, dropped, append_failed;
+
+/* ---- the report ---------------------------------------------------------------------- */
+
+struct line {
+    char buf[160];
+    uint32_t n;
+};
+
+static void add(struct line *l, const char *s)
+{
+    while (*s && l->n < sizeof l->buf - 2)
+        l->buf[l->n++] = *s++;
+}
+
+static void add_u(struct line *l, uint64_t v)
+{
+    char t[21];
+    int i = 20;
+    t[i] = '\0';
+    do {
+        t[--i] = (char)('0' + v % 10u);
+        v /= 10u;
+    } while (v);
+    add(l, t + i);
+}
+
+static void add_i(struct line *l, int v)
+{
+    if (v < 0) {
+        add(l, "-");
+        add_u(l, (uint64_t)-(int64_t)v);
+    } else {
+        add_u(l, (uint64_t)v);
+    }
+}
+
+static void put(struct line *l)
+{
+    l->buf[l->n++] = '\n';
+    l->buf[l->n] = '\0';
+    board_puts(l->buf);
+    l->n = 0;
+}
+
+/* "sd-spi: error WHAT ERRNAME (N) ..." with what the driver knows. */
+static void report_error(const char *what, int err)
+{
+    struct line l = { .n = 0 };
+    add(&l, "sd-spi: error ");
+    add(&l, what);
+    add(&l, " ");
+    add(&l, err == SF_EIO ? "SF_EIO" : err == SF_ETIMEDOUT ? "SF_ETIMEDOUT" : "other");
+    add(&l, " (");
+    add_i(&l, err);
+    add(&l, ", ");
+    add(&l, sf_strerror(err));
+    add(&l, ") card: ");
+    add(&l, sd.why[0] ? sd.why : "-");
+    add(&l, " command ");
+    add_u(&l, sd.commands);
+    add(&l, " CMD");
+    add_u(&l, sd.last_cmd);
+    add(&l, " r1 ");
+    add_u(&l, sd.last_r1);
+    put(&l);
+}
+
+/* ---- the producer ---------------------------------------------------------------------- */
+
+void app_tick(uint32_t ms)
+{
+    (void)ms;
+    if (!producing)
+        return;
+    for (uint32_t i = 0; i < FRAMES_PER_TICK; i++) {
+        uint32_t k = next_frame;
+        if (k >= frames_total) {
+            producing = 0;
+            return;
+        }
+        uint8_t data[8] = { (uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
+                            (uint8_t)(k >> 24), 0, 0, 0, 0 };
+        uint64_t ts = (uint64_t)k * (1000000000u / RATE);
+        int e = sf_log_append_can(&lg, 0, ts, 0x100u + (k & 15u), 0, data, 8);
+        if (e == 0)
+            accepted++;
+        else if (e == SF_EDROPPED)
+            dropped++;
+        else
+            append_failed++;
+        next_frame = k + 1;
+    }
+}
+
+static sf_time_ms vol_clock(void *ctx)
+{
+    (void)ctx;
+    return EPOCH_MS + board_ticks();
+}
+
+static uint64_t log_clock(void *ctx)
+{
+    (void)ctx;
+    return (uint64_t)board_ticks() * (1000000000u / BOARD_TICK_HZ);
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+struct options {
+    uint32_t fail, frames, crc;
+};
+
+static uint32_t parse_u(const char *p)
+{
+    uint32_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v * 10u + (uint32_t)(*p - '0');
+    return v;
+}
+
+static void parse_cmdline(struct options *o)
+{
+    char cmd[128];
+    o->fail = o->crc = 0;
+    o->frames = FRAMES_DEFAULT;
+    if (sh_cmdline(cmd, sizeof cmd))
+        return;
+    for (char *p = cmd; *p;) {
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, "fail=", 5) == 0)
+            o->fail = parse_u(p + 5);
+        else if (strncmp(p, "frames=", 7) == 0)
+            o->frames = parse_u(p + 7);
+        else if (strncmp(p, "crc", 3) == 0 && (p[3] == ' ' || !p[3]))
+            o->crc = 1;
+        while (*p && *p != ' ')
+            p++;
+    }
+}
+
+/* ---- the steps --------------------------------------------------------------------------- */
+
+static int mount_or_format(void)
+{
+    struct sf_vol_cfg vc;
+    struct line l = { .n = 0 };
+    int err;
+
+    memset(&vc, 0, sizeof vc);
+    vc.bd = &sd.bd;
+    vc.buf = vol_cache;
+    vc.buf_size = sizeof vol_cache;
+    vc.clock = vol_clock;
+    vc.fat_cache = fat_cache;
+    vc.fat_cache_size = sizeof fat_cache;
+    err = sf_mount(&vol, &vc);
+    if (err == SF_ENOENT || err == SF_ECORRUPT || err == SF_ENOTSUP) {
+        /* No file system the core knows: format the card as the SD specification lays
+         * it out (an MBR, FAT16 up to 2 GiB, FAT32 above; sf_mkfs's automatic choice). */
+        struct sf_mkfs_opts mo;
+        const char *why = "";
+        memset(&mo, 0, sizeof mo);
+        mo.partition = SF_PART_MBR;
+        mo.label = "SDLOG";
+        mo.serial = 0x5D5D0001u;
+        mo.now = EPOCH_MS;
+        mo.buf = ring;                  /* free until the log opens */
+        mo.buf_size = sizeof ring;
+        add(&l, "sd-spi: no file system (");
+        add(&l, sf_strerror(err));
+        add(&l, "): formatting");
+        put(&l);
+        if ((err = sf_mkfs(&sd.bd, &mo, &why))) {
+            report_error("sf_mkfs", err);
+            return err;
+        }
+        err = sf_mount(&vol, &vc);
+    }
+    if (err) {
+        report_error("sf_mount", err);
+        return err;
+    }
+    struct sf_vol_info vi;
+    if ((err = sf_vol_info(&vol, &vi))) {
+        report_error("sf_vol_info", err);
+        return err;
+    }
+    add(&l, "sd-spi: volume at ms ");
+    add_u(&l, board_ticks());
+    add(&l, " ");
+    add(&l, vi.fs_type == SF_FS_FAT16 ? "fat16" : vi.fs_type == SF_FS_FAT32 ? "fat32" : "other");
+    add(&l, " cluster ");
+    add_u(&l, vi.cluster_size);
+    add(&l, " bytes ");
+    add_u(&l, vi.volume_size);
+    add(&l, " offset ");
+    add_u(&l, vi.volume_offset);
+    put(&l);
+    return 0;
+}
+
+static int run_log(uint32_t frames)
+{
+    static const char *const chans[] = { "can0" };
+    static const char *const meta[] = { "board=lm3s6965evb (QEMU), streamfat examples/sd-spi" };
+    struct sf_log_cfg c;
+    struct line l = { .n = 0 };
+    int err, r;
+
+    memset(&c, 0, sizeof c);
+    c.vol = &vol;
+    c.ring = ring;
+    c.ring_size = sizeof ring;
+    c.block_size = BLOCK;
+    c.split_bytes = SPLIT_BYTES;
+    c.checkpoint_ns = 250000000u;       /* 250 ms */
+    c.queue_depth = 1;                  /* the driver is synchronous */
+    c.request_size = BLOCK;
+    c.clock = log_clock;
+    c.clock_kind = SF_CLOCK_MONOTONIC;
+    c.session_id = 0x5D5B1000000001ull;
+    c.channel_names = chans;
+    c.channel_count = 1;
+    c.meta = meta;
+    c.meta_count = 1;
+    c.work = work;
+    c.work_size = sizeof work;
+    if ((err = sf_log_open(&lg, &c))) {
+        report_error("sf_log_open", err);
+        return err;
+    }
+    frames_total = frames;
+    producing = 1;                      /* from here on the SysTick handler appends */
+    err = 0;
+    while (producing) {
+        r = sf_log_service(&lg);
+        if (r < 0) {
+            producing = 0;              /* producers stop before close */
+            report_error("sf_log_service", r);
+            err = r;
+            break;
+        }
+        if (r == 0)
+            board_idle();
+    }
+    r = sf_log_close(&lg);
+    if (r) {
+        report_error("sf_log_close", r);
+        if (!err)
+            err = r;
+    }
+
+    struct sf_log_stats st;
+    sf_log_get_stats(&lg, &st);
+    add(&l, "sd-spi: frames offered ");
+    add_u(&l, next_frame);
+    add(&l, " accepted ");
+    add_u(&l, accepted);
+    add(&l, " dropped ");
+    add_u(&l, dropped);
+    add(&l, " failed ");
+    add_u(&l, append_failed);
+    put(&l);
+    add(&l, "sd-spi: log files ");
+    add_u(&l, st.files);
+    add(&l, " bytes_written ");
+    add_u(&l, st.bytes_written);
+    add(&l, " records_written ");
+    add_u(&l, st.records_written);
+    add(&l, " ring_high_water ");
+    add_u(&l, st.ring_high_water);
+    add(&l, " of ");
+    add_u(&l, st.ring_size);
+    add(&l, " split_bytes ");
+    add_u(&l, SPLIT_BYTES);
+    add(&l, " rate ");
+    add_u(&l, RATE);
+    put(&l);
+    return err;
+}
+
+static void report_card(void)
+{
+    static const char *const types[] = { "none", "v1-sdsc", "v2-sdsc", "v2-sdhc" };
+    struct line l = { .n = 0 };
+    add(&l, "sd-spi: card ");
+    add(&l, types[sd.type & 3u]);
+    add(&l, " sectors ");
+    add_u(&l, sd.bd.sector_count);
+    add(&l, sd.block_addr ? " addressing block" : " addressing byte");
+    add(&l, sd.flags & SD_SPI_CRC ? " crc on" : " crc off");
+    put(&l);
+}
+
+static void report_driver(void)
+{
+    struct line l = { .n = 0 };
+    add(&l, "sd-spi: sd commands ");
+    add_u(&l, sd.commands);
+    add(&l, " reads ");
+    add_u(&l, sd.reads);
+    add(&l, " writes ");
+    add_u(&l, sd.writes);
+    add(&l, " sectors_read ");
+    add_u(&l, sd.sectors_read);
+    add(&l, " sectors_written ");
+    add_u(&l, sd.sectors_written);
+    add(&l, " crc_errors ");
+    add_u(&l, sd.crc_errors);
+    put(&l);
+    add(&l, "sd-spi: stack used ");
+    add_u(&l, board_stack_used());
+    add(&l, " ms ");
+    add_u(&l, board_ticks());
+    put(&l);
+}
+
+int main(void)
+{
+    struct options o;
+    int err;
+
+    parse_cmdline(&o);
+    board_init();
+    board_puts("sd-spi: start\n");
+    sd.fail_from = o.fail;
+    if ((err = sd_spi_init(&sd, &board_sd_port, o.crc ? SD_SPI_CRC : 0))) {
+        report_error("sd_spi_init", err);
+        report_driver();
+        return 2;
+    }
+    report_card();
+    if (mount_or_format()) {
+        report_driver();
+        return 1;
+    }
+    err = run_log(o.frames);
+    if (!err && (err = sf_unmount(&vol)))
+        report_error("sf_unmount", err);
+    report_driver();
+    if (err)
+        return 1;
+    board_puts("sd-spi: ok\n");
+    return 0;
+}
