@@ -24,6 +24,7 @@ static inline uint64_t now_ns(clockid_t c)
 struct log_args {
     const char *source, *target, *dir, *name;
     struct src_opts so;
+    struct lctl *ctl;            /* the control options (log_control.h) */
     uint64_t pre_ns, pre_bytes, post_ns, split_bytes, split_ns, sync_ns, sync_bytes;
     uint64_t ring, chunk, duration_ns, mkfs_size;
     unsigned qd;

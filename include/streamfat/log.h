@@ -226,7 +226,8 @@ int sf_log_trigger(struct sf_log *lg, uint64_t ts, const char *why);
 /* Start the next file: the next sf_log_service closes the current block early and rotates.
  * SF_EINVAL in flight-recorder mode (trigger files end by themselves). */
 int sf_log_rotate(struct sf_log *lg);
-/* Write everything (DROP records for drops counted so far included), checkpoint, close the
+/* Write everything (DROP records for drops counted so far included; a control stage's
+ * triggers and stops raised since the last service step acted on first), checkpoint, close the
  * file, remove the prepared one. Producers must have stopped. */
 int sf_log_close(struct sf_log *lg);
 

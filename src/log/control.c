@@ -29,6 +29,7 @@
 #define C_STOP 1u
 #define C_TRIG 2u
 #define NOMATCH 0xFFu
+#define TRIG_QUEUE 8u                        /* fires between two service steps */
 
 enum { K_LOGGED, K_FILTERED, K_PRESCALED, K_PAUSED, K_N };   /* one per frame */
 
@@ -118,8 +119,8 @@ struct sfl_ctl {
     _Atomic uint32_t trig_lock;
     uint8_t trig_have[SF_CTL_MAX_TRIGGERS];
     uint64_t trig_last[SF_CTL_MAX_TRIGGERS];
-    uint8_t trig_pending, trig_which;
-    uint64_t trig_ts;
+    uint8_t trig_n, trig_which[TRIG_QUEUE];   /* fires waiting for the writer, oldest first */
+    uint64_t trig_ts[TRIG_QUEUE];
     /* writer */
     uint32_t stops_seen;
     struct ctl_filt *filt;
@@ -672,10 +673,9 @@ static void trig_fire(struct sfl_ctl *x, uint32_t t, uint64_t ts)
         ts - x->trig_last[t] >= x->cfg->trigger_holdoff_ns) {
         x->trig_have[t] = 1;
         x->trig_last[t] = ts;
-        if (!x->trig_pending) {
-            x->trig_pending = 1;
-            x->trig_which = (uint8_t)t;
-            x->trig_ts = ts;
+        if (x->trig_n < TRIG_QUEUE) {          /* more before the writer runs: lost */
+            x->trig_which[x->trig_n] = (uint8_t)t;
+            x->trig_ts[x->trig_n++] = ts;
         }
     }
     atomic_store_explicit(&x->trig_lock, 0, memory_order_release);
@@ -863,23 +863,26 @@ static int ctl_service(struct sf_log *lg, uint64_t now)
         did = 1;
     }
     if (x->cfg->trigger_count && !atomic_exchange_explicit(&x->trig_lock, 1, memory_order_acquire)) {
-        uint8_t pend = x->trig_pending, which = x->trig_which;
-        uint64_t ts = x->trig_ts;
-        x->trig_pending = 0;
+        uint8_t n = x->trig_n, which[TRIG_QUEUE];
+        uint64_t tss[TRIG_QUEUE];
+        memcpy(which, x->trig_which, n);
+        memcpy(tss, x->trig_ts, n * sizeof tss[0]);
+        x->trig_n = 0;
         atomic_store_explicit(&x->trig_lock, 0, memory_order_release);
-        if (pend) {
-            const struct sf_ctl_cond *cd = &x->cfg->triggers[which];
+        for (uint8_t q = 0; q < n; q++) {
+            const struct sf_ctl_cond *cd = &x->cfg->triggers[which[q]];
+            uint64_t ts = tss[q];
             char why[80];
-            uint32_t n = 0;
+            uint32_t wl = 0;
             static const char head[] = "signal ";
             const char *name = cd->kind == SF_CTL_SIGNAL ? x->cfg->signals[cd->signal].name : NULL;
             if (cd->kind == SF_CTL_FRAME)
                 name = "frame";
-            for (const char *q = head; *q; q++)
-                why[n++] = *q;
-            for (; name && *name && n < sizeof why - 1; name++)
-                why[n++] = *name;
-            why[n] = 0;
+            for (const char *h = head; *h; h++)
+                why[wl++] = *h;
+            for (; name && *name && wl < sizeof why - 1; name++)
+                why[wl++] = *name;
+            why[wl] = 0;
             int err = sf_log_trigger(lg, ts, why);
             if (err < 0)
                 return err;

@@ -630,6 +630,11 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
 int sf_log_close(struct sf_log *lg)
 {
     int err = lg->stats.last_error, e;
+    if (!err && lg->ctl) {
+        /* the control stage's last stops and triggers (raised since the last service) */
+        if ((e = lg->ctl_ops->service(lg, log_now(lg))) < 0)
+            err = e;
+    }
     lg->closing = 1;
     if (!err && lg->cur_open) {
         if (lg->flags & SF_LOG_RAW) {

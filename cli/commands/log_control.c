@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "units.h"
+#include "common/units.h"
 
 static int parse_hex(const char *s, size_t n, uint32_t *out)
 {
