@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
+#include "log_config.h"
 #include "log_control.h"
 #include "log_writer.h"
 #include "sources/log_sources.h"
@@ -100,6 +101,11 @@ static const char help[] =
 "                       latency>DURATION (a latency sample over it) or\n"
 "                       'signal:NAME OP VALUE'; repeatable\n"
 "  --trigger-holdoff T  a signal trigger fires at most once per T (record time)\n"
+"  --config FILE.json   options from a file: each long option a key (TARGET: \"target\"),\n"
+"                       flags true/false, repeatable ones a list; the command line wins\n"
+"                       (a repeatable option there replaces the file's list).\n"
+"                       docs/log-config.schema.json\n"
+"  --print-config       print the effective options as JSON and exit\n"
 "  --pre T|SIZE         flight recorder: keep this much before a trigger (time, or bytes\n"
 "                       with a size unit); only trigger files are written\n"
 "  --post T             flight recorder: and record this long after it (a trigger in the\n"
@@ -152,7 +158,7 @@ enum {
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP, OPT_HOLDOFF,
-    OPT_ROTATE_ON_START,
+    OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG,
 };
 
 static const struct option longopts[] = {
@@ -186,6 +192,8 @@ static const struct option longopts[] = {
     { "stop", required_argument, NULL, OPT_STOP },
     { "trigger-holdoff", required_argument, NULL, OPT_HOLDOFF },
     { "rotate-on-start", no_argument, NULL, OPT_ROTATE_ON_START },
+    { "config", required_argument, NULL, OPT_CONFIG },
+    { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
     CLI_LONGOPT_PARTITION,
     { "quiet", no_argument, NULL, 'q' },
     CLI_LONGOPTS_END,
@@ -332,6 +340,8 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
     return 0;
 }
 
+static int print_config;            /* --print-config */
+
 static int parse_args(int argc, char **argv, struct log_args *a)
 {
     struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
@@ -355,6 +365,8 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         case OPT_STOP: rc = lctl_set_stop(a->ctl, optarg) ? CLI_ERR : 0; break;
         case OPT_HOLDOFF: rc = lctl_parse_holdoff(a->ctl, optarg) ? CLI_USAGE : 0; break;
         case OPT_ROTATE_ON_START: a->ctl->rotate_on_start = 1; break;
+        case OPT_CONFIG: break;            /* merged before (log_config.c) */
+        case OPT_PRINT_CONFIG: print_config = 1; break;
         case OPT_TRIGGER: {
             const char *why = "";
             if (strncmp(optarg, "signal:", 7) == 0) {
@@ -493,7 +505,22 @@ static int make_dir(struct target *t, const char *dir)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+static int log_run(int argc, char **argv);
+
+/* --config FILE.json first (its options before the command line's), then the command. */
 int cmd_log(int argc, char **argv)
+{
+    int margc, rc;
+    char **margv;
+    rc = log_config_merge(argc, argv, longopts, &margc, &margv);
+    if (rc)
+        return rc;
+    rc = log_run(margv ? margc : argc, margv ? margv : argv);
+    log_config_free(margc, margv);
+    return rc;
+}
+
+static int log_run(int argc, char **argv)
 {
     static struct lctl ctl;
     struct log_args a = { .ctl = &ctl };
@@ -516,8 +543,14 @@ int cmd_log(int argc, char **argv)
 
     memset(&w, 0, sizeof w);
     rc = parse_args(argc, argv, &a);
-    if (rc)
+    if (rc) {
+        lctl_free(&ctl);
         return rc;
+    }
+    if (print_config) {
+        lctl_free(&ctl);
+        return log_config_print(argc, argv, longopts, a.target);
+    }
     /* Before anything slow (mkfs, mount, ring): a SIGINT or SIGUSR1 that arrives early is
      * noted and acted on once the log runs, never the default action that kills us. */
     catch_signals();

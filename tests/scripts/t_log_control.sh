@@ -119,3 +119,47 @@ bad "invalid --prescale" --prescale 100/7FF:0
 bad "invalid --prescale" --prescale 100/7FF:change/F
 bad "invalid filter" --filter '100@300'
 bad "needs the flight recorder" --signal k=101:0:32 --trigger 'signal:k > 1'
+
+log "--config FILE.json: the same start/stop run from a file; the command line wins"
+cat >"$WORK/c.json" <<JSON
+{"source": "gen:can", "max-records": 8000, "signal": ["k=101:0:32:le:u"],
+ "start": "k >= 1000", "stop": "k >= 5000", "prescale": ["100/7FF:10"],
+ "target": "$IMG", "json": true}
+JSON
+fresh
+# --prescale on the command line replaces the file's list (0x103 instead of 0x100)
+sf log --config "$WORK/c.json" --prescale 103/7FF:1000000 >"$WORK/cfg.json" ||
+    fail "--config run failed"
+frames "$WORK/cfg.f"
+python3 - "$WORK/cfg.f" <<'PY' || fail "--config run logged the wrong frames"
+import sys
+got = [(int(l.split()[1]), int(l.split()[2])) for l in open(sys.argv[1])]
+ks = [k for i, k in got]
+# 0x100 whole (the file's prescaler replaced), 0x103 only its first frame after the start
+want = [k for k in range(1009, 5009) if k % 16 != 3 or k == 1011]
+assert ks == want, (len(ks), len(want))
+PY
+sf_ok log --config "$WORK/c.json" --prescale 103/7FF:1000000 --print-config >"$WORK/pc.json"
+jcheck "$WORK/pc.json" "j['prescale'] == ['103/7FF:1000000'] and j['start'] == 'k >= 1000' and j['target'] == '$IMG' and j['json'] is True"
+badcfg() {  # WHAT JSON
+    local rc=0
+    printf '%s\n' "$2" >"$WORK/bad.json"
+    sf log --config "$WORK/bad.json" "$IMG" >/dev/null || rc=$?
+    ((rc == 2)) || fail "--config $2: exited $rc, expected 2"
+    grep -q "$1" <(head -1 "$SF_LAST_ERR") || fail "--config $2: first line does not say '$1'"
+}
+badcfg "unknown key 'sourc'" '{"sourc": "gen:can"}'
+badcfg "key 'json' must be true or false" '{"source": "gen:can", "json": "yes"}'
+badcfg "key 'source' takes one value" '{"source": ["gen:can"]}'
+badcfg "key 'signal' must be a list of strings" '{"source": "gen:can", "signal": [{}]}'
+badcfg "JSON syntax error on line 2" $'{"source": "gen:can",\n "json": tru}'
+# the schema in docs/ names exactly the keys the command takes
+python3 - "$SF_SRC/docs/log-config.schema.json" "$SF_SRC/cli/commands/cmd_log.c" <<'PY' ||
+import json, re, sys
+keys = set(json.load(open(sys.argv[1]))["properties"])
+opts = set(re.findall(r'\{ "([a-z0-9-]+)", (?:required|no)_argument', open(sys.argv[2]).read()))
+opts -= {"config", "print-config", "help"}
+opts |= {"partition", "target"}
+assert keys == opts, (keys ^ opts)
+PY
+    fail "docs/log-config.schema.json and the log options differ"
