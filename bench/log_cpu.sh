@@ -55,12 +55,26 @@ run() { # OUT ARGS...: one callgrind run of streamfat log on a fresh image
 }
 
 run "$SHM/can.out" --source gen:can --max-records "$N"
+# 3. the same with the control stage (docs/BENCHMARKS.md "Control stage"): 64 --filter (128
+#    core rules: each matches 11- and 29-bit ids), 32 --prescale (the last keeps every gen:can
+#    frame, so all still reach the ring), 8 --signal, a start and a stop on two of them
+ctl=()
+for i in $(seq 0 62); do
+    if ((i % 2)); then ctl+=(--filter "!$(printf %X $((0x200 + i)))"); else ctl+=(--filter "$(printf %X $((0x200 + i)))/7F0"); fi
+done
+ctl+=(--filter 100/7F0)
+for i in $(seq 0 30); do ctl+=(--prescale "$(printf %X $((0x300 + i))):3"); done
+ctl+=(--prescale 100/7F0:1)
+for i in $(seq 0 7); do ctl+=(--signal "s$i=$(printf %X $((0x100 + 2 * i))):0:32:le:u:0.5"); done
+ctl+=(--start 's0 >= 0' --stop 's1 > 2000000000')
+run "$SHM/ctl.out" --source gen:can --max-records "$N" "${ctl[@]}"
 run "$SHM/raw.out" --raw --source gen:raw --max-bytes "${MIB}M"
 
 echo "| path (callgrind, user-space instructions) | per |"
 echo "|---|---:|"
 echo "| gen:can producer thread: generator + append, per record | $(per "$(incl "$SHM/can.out" gen_can_main)" "$N") |"
 echo "| \`sf_log_append_can\` (reserve, encode, commit), per record | $(per "$(incl "$SHM/can.out" sf_log_append_can)" "$N") |"
+echo "| gen:can producer thread with the control stage (128 rules, 32 prescalers, 8 signals), per record | $(per "$(incl "$SHM/ctl.out" gen_can_main)" "$N") |"
 echo "| writer thread (take, seal, CRC-32C, submit), per record | $(per "$(incl "$SHM/can.out" writer_main)" "$N") |"
 echo "| of which CRC-32C, per record | $(per "$(incl "$SHM/can.out" sf_crc32c)" "$N") |"
 echo "| gen:raw producer thread: generator + append, per MiB | $(per "$(incl "$SHM/raw.out" gen_raw_main)" "$MIB") |"

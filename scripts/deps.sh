@@ -14,6 +14,7 @@ packages=(
     clang libclang-rt-14-dev lld gcc-arm-none-eabi libnewlib-arm-none-eabi python3-can xxd zlib1g-dev
     valgrind python3-venv
     libdeflate-dev
+    libcjson-dev
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
     fdisk gdisk python3 g++ mount psmisc time xz-utils
     openjdk-17-jre-headless

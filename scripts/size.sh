@@ -29,6 +29,9 @@
 #                 without what a plain SD-card logger does not use: GPT (SD cards are MBR by
 #                 the SD specification), a reason text per failed mount check, the flight
 #                 recorder
+#   runtime-control  the runtime program also attaching the logger's control stage
+#                 (sf_log_control: filters, prescalers, signals, start/stop): what it costs is
+#                 this minus runtime
 #   tiny      $tiny_opts below, -DSF_EXFAT=OFF   the smallest useful logger (issue 19,
 #                 size/tiny.c, docs/PORTING.md "The tiny set"): FAT32/FAT16 mount, the
 #                 logger (append, CAN, service with rotation, checkpoints, DROP records,
@@ -107,7 +110,7 @@ report_as() {  # name printed, program, core dir
     echo "size $name text=$((t - et)) data=$((d - ed)) bss=$((b - eb)) stack=$stack deepest=$path"
 }
 
-sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full}
+sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full runtime-control}
 lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF"
 tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
 want() { [[ " $sets " == *" $1 "* ]]; }
@@ -147,6 +150,11 @@ if want runtime-fat; then
     build_core core-fat -DSF_EXFAT=OFF -DSF_MKFS=OFF -DSF_CHECK=OFF
     link_as runtime-fat runtime core-fat
     report_as runtime-fat runtime core-fat
+fi
+if want runtime-control; then
+    [ -f "$out/core-runtime/libstreamfat-core.a" ] || build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF
+    link_as runtime-control runtime core-runtime -DSF_SIZE_CONTROL=1
+    report_as runtime-control runtime core-runtime
 fi
 # The smallest useful logger (issue 19, docs/PORTING.md "The tiny set"): one file system,
 # the logger, 8.3 names, nothing else.

@@ -69,6 +69,8 @@ int sf_size_main(void)
     r += (int)sf_log_next_deadline_ns(lg);
     r += sf_log_trigger(lg, SIZE_U32(8), p1);
     r += sf_log_rotate(lg);
+    r += sf_log_control(lg, SIZE_PTR(const struct sf_ctl_cfg *, 23), buf, SIZE_U32(12));
+    r += sf_log_get_chan_stats(lg, SIZE_U32(13), SIZE_PTR(struct sf_log_chan_stats *, 24));
     sf_log_get_stats(lg, SIZE_PTR(struct sf_log_stats *, 22));
     r += sf_log_close(lg);
     r += sf_unmount(v);

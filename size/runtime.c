@@ -35,6 +35,10 @@ int sf_size_main(void)
     r += sf_log_append_can(lg, 0, SIZE_U32(8), SIZE_U32(10), 0, buf, 8);
     r += sf_log_service(lg);
     r += (int)sf_log_next_deadline_ns(lg);
+#if SF_SIZE_CONTROL
+    /* scripts/size.sh's runtime-control: the control stage attached */
+    r += sf_log_control(lg, SIZE_PTR(const struct sf_ctl_cfg *, 11), buf, SIZE_U32(12));
+#endif
     r += sf_log_close(lg);
     r += sf_unmount(v);
     return r;

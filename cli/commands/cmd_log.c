@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
+#include "log_config.h"
+#include "log_control.h"
 #include "log_writer.h"
 #include "sources/log_sources.h"
 #include "common/target.h"
@@ -82,10 +84,28 @@ static const char help[] =
 "\n"
 "OPTIONS\n"
 "  -s, --source SRC     what to record (required)\n"
-"  --filter ID/MASK     CAN sources: keep frames with (id & MASK) == (ID & MASK); repeat\n"
-"                       for more; '!ID/MASK' rejects. Hexadecimal. Counted (--json).\n"
-"  --trigger RULE       flight recorder trigger: can:ID/MASK (a matching frame) or\n"
-"                       latency>DURATION (a latency sample over it); repeatable\n"
+"  --filter [!]ID[/MASK][@CHANNEL]  CAN frames: keep those with (id & MASK) == (ID & MASK);\n"
+"                       repeat for more; '!' rejects (a matching reject wins; with no\n"
+"                       accept rule the rest is kept); @CHANNEL: that channel only (a\n"
+"                       number). Hexadecimal. Run by the core's control stage; counted\n"
+"  --prescale ID[/MASK]:N|T|change[/BYTEMASK]  keep 1 in N of those frames, at most one\n"
+"                       per duration T (100ms), or only when the data changed under\n"
+"                       BYTEMASK (hex bytes, first data byte first); counted, never dropped\n"
+"  --signal NAME=ID:START:LENGTH[:le|be][:u|s][:SCALE[:OFFSET]]  a DBC signal (ID hex)\n"
+"  --start 'NAME OP VALUE' | can:ID   start logging when it holds (OP: >= > <= < ==);\n"
+"                       with --start logging begins stopped; paused frames are counted\n"
+"  --stop 'NAME OP VALUE' | can:ID    stop logging (the stop frame is not logged; stop\n"
+"                       wins when both hold); a stop checkpoints the file\n"
+"  --rotate-on-start    a start after a stop begins a new file\n"
+"  --trigger RULE       flight recorder trigger: can:ID/MASK (a matching frame),\n"
+"                       latency>DURATION (a latency sample over it) or\n"
+"                       'signal:NAME OP VALUE'; repeatable\n"
+"  --trigger-holdoff T  a signal trigger fires at most once per T (record time)\n"
+"  --config FILE.json   options from a file: each long option a key (TARGET: \"target\"),\n"
+"                       flags true/false, repeatable ones a list; the command line wins\n"
+"                       (a repeatable option there replaces the file's list).\n"
+"                       docs/log-config.schema.json\n"
+"  --print-config       print the effective options as JSON and exit\n"
 "  --pre T|SIZE         flight recorder: keep this much before a trigger (time, or bytes\n"
 "                       with a size unit); only trigger files are written\n"
 "  --post T             flight recorder: and record this long after it (a trigger in the\n"
@@ -139,7 +159,8 @@ enum {
     OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
-    OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID,
+    OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
+    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG,
 };
 
 static const struct option longopts[] = {
@@ -168,6 +189,14 @@ static const struct option longopts[] = {
     { "measure", no_argument, NULL, OPT_MEASURE },
     { "json", no_argument, NULL, OPT_JSON },
     { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
+    { "prescale", required_argument, NULL, OPT_PRESCALE },
+    { "signal", required_argument, NULL, OPT_SIGNAL },
+    { "start", required_argument, NULL, OPT_START },
+    { "stop", required_argument, NULL, OPT_STOP },
+    { "trigger-holdoff", required_argument, NULL, OPT_HOLDOFF },
+    { "rotate-on-start", no_argument, NULL, OPT_ROTATE_ON_START },
+    { "config", required_argument, NULL, OPT_CONFIG },
+    { "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
     CLI_LONGOPT_PARTITION,
     { "quiet", no_argument, NULL, 'q' },
     CLI_LONGOPTS_END,
@@ -314,29 +343,39 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
     return 0;
 }
 
+static int print_config;            /* --print-config */
+
 static int parse_args(int argc, char **argv, struct log_args *a)
 {
     struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
     int c, rc;
     uint64_t v;
 
+    struct lctl *ctl = a->ctl;
     memset(a, 0, sizeof *a);
+    a->ctl = ctl;
     a->qd = DEFAULT_QD;
     a->direct = 1;
     while ((c = cli_getopt(&cl)) > 0) {
         rc = 0;
         switch (c) {
         case 's': a->source = optarg; break;
-        case OPT_FILTER:
-            if (a->so.nfilters == SRC_MAX_FILTERS)
-                return cli_usage("at most %d --filter options", SRC_MAX_FILTERS);
-            if (src_parse_filter(optarg, &a->so.filters[a->so.nfilters]))
-                return cli_usage("invalid filter '%s' (ID/MASK or !ID/MASK, hexadecimal)",
-                                 optarg);
-            a->so.nfilters++;
-            break;
+        /* the core's control stage (log_control.h) */
+        case OPT_FILTER: rc = lctl_parse_filter(a->ctl, optarg) ? CLI_USAGE : 0; break;
+        case OPT_PRESCALE: rc = lctl_parse_prescale(a->ctl, optarg) ? CLI_USAGE : 0; break;
+        case OPT_SIGNAL: rc = lctl_parse_signal(a->ctl, optarg) ? CLI_USAGE : 0; break;
+        case OPT_START: rc = lctl_set_start(a->ctl, optarg) ? CLI_ERR : 0; break;
+        case OPT_STOP: rc = lctl_set_stop(a->ctl, optarg) ? CLI_ERR : 0; break;
+        case OPT_HOLDOFF: rc = lctl_parse_holdoff(a->ctl, optarg) ? CLI_USAGE : 0; break;
+        case OPT_ROTATE_ON_START: a->ctl->rotate_on_start = 1; break;
+        case OPT_CONFIG: break;            /* merged before (log_config.c) */
+        case OPT_PRINT_CONFIG: print_config = 1; break;
         case OPT_TRIGGER: {
             const char *why = "";
+            if (strncmp(optarg, "signal:", 7) == 0) {
+                rc = lctl_parse_trigger(a->ctl, optarg + 7) ? CLI_ERR : 0;
+                break;
+            }
             if (a->so.nrules == SRC_MAX_RULES)
                 return cli_usage("at most %d --trigger options", SRC_MAX_RULES);
             if (src_parse_rule(optarg, &a->so.rules[a->so.nrules], &why))
@@ -428,8 +467,12 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         return cli_usage("--trigger needs the flight recorder (--pre and/or --post)");
     if (a->so.raw && (a->pre_ns || a->pre_bytes || a->post_ns))
         return cli_usage("the flight recorder works on records, not with --raw");
-    if (a->so.raw && a->so.nfilters)
-        return cli_usage("--filter works on CAN frames, not with --raw");
+    if (a->so.raw && lctl_active(a->ctl))
+        return cli_usage("--filter, --prescale, --signal, --start, --stop and signal "
+                         "triggers work on CAN frames, not with --raw");
+    if (lctl_active(a->ctl) &&
+        lctl_build(a->ctl, SF_LOG_CHANNELS, a->pre_ns || a->pre_bytes || a->post_ns))
+        return CLI_USAGE;
     if (a->have_size && !a->mkfs)
         return cli_usage("--size creates the image with --mkfs; give --mkfs TYPE too");
     if (a->name && strlen(a->name) > 200)
@@ -471,9 +514,25 @@ static int make_dir(struct target *t, const char *dir)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+static int log_run(int argc, char **argv);
+
+/* --config FILE.json first (its options before the command line's), then the command. */
 int cmd_log(int argc, char **argv)
 {
-    struct log_args a;
+    int margc, rc;
+    char **margv;
+    rc = log_config_merge(argc, argv, longopts, &margc, &margv);
+    if (rc)
+        return rc;
+    rc = log_run(margv ? margc : argc, margv ? margv : argv);
+    log_config_free(margc, margv);
+    return rc;
+}
+
+static int log_run(int argc, char **argv)
+{
+    static struct lctl ctl;
+    struct log_args a = { .ctl = &ctl };
     struct log_source *src = NULL;
     struct target t;
     struct sf_log *lg = NULL;
@@ -493,8 +552,14 @@ int cmd_log(int argc, char **argv)
 
     memset(&w, 0, sizeof w);
     rc = parse_args(argc, argv, &a);
-    if (rc)
+    if (rc) {
+        lctl_free(&ctl);
         return rc;
+    }
+    if (print_config) {
+        lctl_free(&ctl);
+        return log_config_print(argc, argv, longopts, a.target);
+    }
     /* Before anything slow (mkfs, mount, ring): a SIGINT or SIGUSR1 that arrives early is
      * noted and acted on once the log runs, never the default action that kills us. */
     catch_signals();
@@ -604,6 +669,11 @@ int cmd_log(int argc, char **argv)
         status = CLI_ERR;
         goto out_close;
     }
+    if (lctl_active(&ctl) && lctl_attach(&ctl, lg)) {
+        sf_log_close(lg);
+        status = CLI_ERR;
+        goto out_close;
+    }
 
     w.lg = lg;
     w.src = src;
@@ -688,6 +758,7 @@ int cmd_log(int argc, char **argv)
 out_close:
     target_close(&t);
     free(lg);
+    lctl_free(&ctl);
     free(ring);
     free(work);
     src_free(src);

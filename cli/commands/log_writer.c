@@ -148,6 +148,7 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
     const struct sf_log_stats *st = &w->st;
     FILE *out = stdout;
     int first = 1;
+    uint64_t kept_out = st->records_filtered + st->records_prescaled + st->records_paused;
 
     if (a->json) {
         fputc('{', out);
@@ -167,8 +168,12 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         json_kv_u64(out, &first, "triggers", st->triggers);
         json_kv_u64(out, &first, "ring_size", st->ring_size);
         json_kv_u64(out, &first, "ring_high_water", st->ring_high_water);
-        json_kv_u64(out, &first, "records_offered", ss->offered);
-        json_kv_u64(out, &first, "records_filtered", ss->filtered);
+        /* the core's control stage (--filter, --prescale, --start/--stop) keeps frames the
+         * source handed to the log out of the ring: not offered to it */
+        json_kv_u64(out, &first, "records_offered", ss->offered - kept_out);
+        json_kv_u64(out, &first, "records_filtered", ss->filtered + st->records_filtered);
+        json_kv_u64(out, &first, "records_prescaled", st->records_prescaled);
+        json_kv_u64(out, &first, "records_paused", st->records_paused);
         json_kv_u64(out, &first, "source_dropped", ss->dropped);
         json_kv_u64(out, &first, "bad_input", ss->bad_input);
         json_kv_u64(out, &first, "source_waits", ss->waits);
@@ -215,8 +220,12 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         fprintf(stderr, ", %" PRIu64 " deleted", st->files_deleted);
     if (st->triggers)
         fprintf(stderr, ", %" PRIu64 " trigger%s", st->triggers, st->triggers == 1 ? "" : "s");
-    if (ss->filtered)
-        fprintf(stderr, ", %" PRIu64 " filtered", ss->filtered);
+    if (ss->filtered + st->records_filtered)
+        fprintf(stderr, ", %" PRIu64 " filtered", ss->filtered + st->records_filtered);
+    if (st->records_prescaled)
+        fprintf(stderr, ", %" PRIu64 " prescaled", st->records_prescaled);
+    if (st->records_paused)
+        fprintf(stderr, ", %" PRIu64 " paused", st->records_paused);
     if (ss->bad_input)
         fprintf(stderr, ", %" PRIu64 " unreadable input", ss->bad_input);
     fputc('\n', stderr);

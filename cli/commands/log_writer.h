@@ -25,6 +25,7 @@ struct log_args {
     const char *source, *target, *dir, *name;
     const char *device_id;   /* --device-id: META device=NAME */
     struct src_opts so;
+    struct lctl *ctl;            /* the control options (log_control.h) */
     uint64_t pre_ns, pre_bytes, post_ns, split_bytes, split_ns, sync_ns, sync_bytes;
     uint64_t ring, chunk, duration_ns, mkfs_size;
     unsigned qd;

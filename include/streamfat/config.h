@@ -23,6 +23,8 @@
  *   SF_NO_LOG_TRIGGER -DSF_LOG_TRIGGER=OFF  src/log/trigger.c         sf_log_open with pre_bytes,
  *                                       (trigger_off.c instead)      pre_ns or post_ns, and
  *                                                                    sf_log_trigger: SF_ENOTSUP
+ *   SF_NO_LOG_CONTROL -DSF_LOG_CONTROL=OFF  src/log/control.c       sf_log_open with
+ *                                       (control_off.c instead)      sf_log_control: SF_ENOTSUP
  *   SF_NO_MESSAGES   -DSF_MESSAGES=OFF  no file left out: sf_vol.why  every check stays; a failed
  *                                       holds one generic text       mount says only that it
  *                                       instead of a reason per      failed (the error code
@@ -87,6 +89,12 @@
 #define SF_HAVE_LOG_TRIGGER 0
 #else
 #define SF_HAVE_LOG_TRIGGER 1
+#endif
+
+#ifdef SF_NO_LOG_CONTROL
+#define SF_HAVE_LOG_CONTROL 0
+#else
+#define SF_HAVE_LOG_CONTROL 1
 #endif
 
 #ifdef SF_NO_MESSAGES

@@ -67,6 +67,8 @@ typedef int (*sf_log_name_fn)(void *ctx, uint32_t index, uint64_t start_ts, char
                               uint32_t cap);
 typedef uint64_t (*sf_log_clock_fn)(void *ctx);   /* nanoseconds */
 
+struct sf_ctl_cfg;               /* the control stage, below */
+
 struct sf_log_cfg {
     struct sf_vol *vol;
     void *ring;                  /* the ring: a multiple of block_size, >= 4 blocks, aligned
@@ -145,6 +147,11 @@ struct sf_log_stats {
     int last_error;              /* the writer's first error, 0 if none */
     uint64_t records_own;        /* DROP and ANNOTATION records the writer made itself (not
                                     in records_in or records_written) */
+    /* The control stage (sf_log_control), summed over channels: CAN frames it kept from the
+     * ring, so never in records_in (a frame is filtered, prescaled, paused, or offered). */
+    uint64_t records_filtered;   /* rejected by the channel's filter */
+    uint64_t records_prescaled;  /* passed the filter, thinned out by a prescaler */
+    uint64_t records_paused;     /* passed both while logging was stopped (start/stop) */
 };
 
 /* Latency histograms (log2 buckets of nanoseconds: bucket k counts values in
@@ -219,7 +226,8 @@ int sf_log_trigger(struct sf_log *lg, uint64_t ts, const char *why);
 /* Start the next file: the next sf_log_service closes the current block early and rotates.
  * SF_EINVAL in flight-recorder mode (trigger files end by themselves). */
 int sf_log_rotate(struct sf_log *lg);
-/* Write everything (DROP records for drops counted so far included), checkpoint, close the
+/* Write everything (DROP records for drops counted so far included; a control stage's
+ * triggers and stops raised since the last service step acted on first), checkpoint, close the
  * file, remove the prepared one. Producers must have stopped. */
 int sf_log_close(struct sf_log *lg);
 
@@ -229,6 +237,158 @@ void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st);
  * the checkpoint covering it; record timestamps may come from another clock). */
 void sf_log_get_hist(const struct sf_log *lg, struct sf_hist *append, struct sf_hist *device,
                      struct sf_hist *durable);
+
+/* ---- The control stage (sf_log_control; compile-time option SF_LOG_CONTROL) ----
+ *
+ * What professional CAN loggers let a user set, applied by sf_log_append_can to every data
+ * or remote frame before it reaches the ring (error frames and other record types pass
+ * untouched), once sf_log_control has attached it to an open log. A firmware that never
+ * calls sf_log_control links none of it (the logger reaches it through a table the call
+ * installs). In order:
+ *   1. filter of the frame's channel: rules {id, mask, ext, reject}; the first rule whose
+ *      ((frame id ^ id) & mask) == 0 and ext equal to the frame's decides; none: the
+ *      filter's default. Channels without a filter accept everything.
+ *   2. signals of the frame's id are decoded (only those some condition uses) and the
+ *      start/stop and trigger conditions on them evaluated; a frame of a `frame`-kind
+ *      condition's id counts too. This happens for every frame that passed the filter,
+ *      whether it is then kept or not.
+ *   3. start/stop: while stopped, frames are counted as paused, not logged.
+ *   4. the first prescaler matching the frame (same rule as filters) keeps 1 in n, at most
+ *      one per period_ns of record time, or only frames whose first 8 data bytes changed
+ *      under a byte mask (or whose length changed); the first frame is always kept.
+ * A frame kept from the ring by the stage is counted (per channel and in sf_log_stats),
+ * never dropped: sf_log_append_can returns 0 for it.
+ *
+ * Cost: O(1) for standard ids (per-channel bitmaps and per-id tables of 2048 entries, built
+ * at open: masks cost nothing at run time), a binary search of the exact extended rules and
+ * a scan of the masked extended ones for 29-bit ids; no floating point (thresholds are
+ * converted to raw signal units at open); no locks: counters are 32-bit atomics, the
+ * prescalers' and triggers' state sits under try-locks that are never waited on (a frame
+ * that finds a prescaler busy - another producer in it at that moment - is kept).
+ *
+ * Start/stop: with a start condition logging begins stopped; a frame that makes the start
+ * condition true starts it (that frame is logged); a frame that makes the stop condition
+ * true stops it (that frame is not logged). When both hold, stop wins, so different
+ * thresholds give hysteresis. A stop makes the writer close the current block and take a
+ * checkpoint; the next start continues the same file, or with SF_CTL_ROTATE_ON_START the
+ * writer ends the file at the stop and what the next start logs goes to the next file.
+ *
+ * Triggers (flight recorder): a condition that holds on a frame raises a trigger (the
+ * writer's next sf_log_service calls sf_log_trigger with the frame's time), at most once
+ * per trigger_holdoff_ns of record time per condition. */
+#define SF_CTL_MAX_EXT_RULES 64   /* extended-id rules per filter (standard: any number) */
+#define SF_CTL_MAX_RULES 1024     /* rules per filter in all */
+#define SF_CTL_MAX_PRESCALERS 32
+#define SF_CTL_MAX_SIGNALS 32
+#define SF_CTL_MAX_TRIGGERS 8
+#define SF_CTL_ROTATE_ON_START 0x1u
+
+struct sf_ctl_rule {
+    uint32_t id, mask;           /* id <= 0x7FF (ext 0) or 0x1FFFFFFF (ext 1) */
+    uint8_t ext;                 /* 1: matches 29-bit frames only, 0: 11-bit only */
+    uint8_t reject;              /* 1: a matching frame is not logged */
+};
+struct sf_ctl_filter {
+    uint8_t channel;
+    uint8_t all;                 /* 1: instead of `channel`, every channel that has no filter
+                                    of its own (at most one such filter) */
+    uint8_t default_reject;      /* what a frame no rule matches gets */
+    uint32_t count;
+    const struct sf_ctl_rule *rules;
+};
+enum sf_ctl_presc_kind { SF_CTL_EVERY = 1, SF_CTL_PERIOD = 2, SF_CTL_CHANGE = 3 };
+struct sf_ctl_prescale {
+    uint32_t id, mask;
+    uint8_t ext;
+    uint8_t kind;                /* enum sf_ctl_presc_kind */
+    uint32_t n;                  /* SF_CTL_EVERY: keep 1 in n (n >= 1) */
+    uint64_t period_ns;          /* SF_CTL_PERIOD: at most one per period (> 0) */
+    uint8_t bytes[8];            /* SF_CTL_CHANGE: mask of data bytes 0..7 watched */
+};
+struct sf_ctl_signal {
+    const char *name;            /* for messages and trigger annotations */
+    uint32_t id;
+    uint8_t ext;
+    uint8_t motorola;            /* 0 Intel (little-endian), 1 Motorola: start is the MSB
+                                    in DBC's numbering (bit 7 of byte 0 is 7, bit 0 of byte 1
+                                    is 8) */
+    uint8_t is_signed;           /* two's complement */
+    uint8_t length;              /* 1 .. 64 bits */
+    uint16_t start;              /* DBC start bit; the signal lies within 64 data bytes */
+    double scale, offset;        /* physical = raw * scale + offset (scale != 0) */
+};
+enum sf_ctl_op { SF_CTL_GE = 1, SF_CTL_GT = 2, SF_CTL_LE = 3, SF_CTL_LT = 4, SF_CTL_EQ = 5 };
+enum sf_ctl_cond_kind { SF_CTL_NONE = 0, SF_CTL_SIGNAL = 1, SF_CTL_FRAME = 2 };
+struct sf_ctl_cond {
+    uint8_t kind;                /* enum sf_ctl_cond_kind */
+    uint8_t op;                  /* SF_CTL_SIGNAL: enum sf_ctl_op */
+    uint8_t signal;              /* SF_CTL_SIGNAL: index into signals */
+    uint8_t ext;                 /* SF_CTL_FRAME: any frame with this id */
+    uint32_t id;
+    double value;                /* SF_CTL_SIGNAL: physical threshold */
+};
+struct sf_ctl_cfg {
+    const struct sf_ctl_filter *filters;   /* at most one per channel (and one `all`), 255 in
+                                              all */
+    uint32_t filter_count;
+    const struct sf_ctl_prescale *prescalers;
+    uint32_t prescaler_count;
+    const struct sf_ctl_signal *signals;
+    uint32_t signal_count;
+    struct sf_ctl_cond start, stop;        /* kind SF_CTL_NONE: none */
+    const struct sf_ctl_cond *triggers;    /* need the flight recorder (cfg.pre_* / post_ns) */
+    uint32_t trigger_count;
+    uint64_t trigger_holdoff_ns;
+    uint32_t flags;                        /* SF_CTL_ROTATE_ON_START */
+    uint32_t stat_channels;    /* per-channel counters for channels 0 .. stat_channels - 1
+                                  (<= 256; 0: 1); frames of higher channels count in the last */
+};
+
+/* Why a control configuration is invalid (sf_log_control_check). */
+enum sf_ctl_bad {
+    SF_CTL_OK = 0,
+    SF_CTL_BAD_RULE_ID,          /* a rule's id or mask beyond 11/29 bits */
+    SF_CTL_TOO_MANY_RULES,       /* > SF_CTL_MAX_RULES, or > SF_CTL_MAX_EXT_RULES extended */
+    SF_CTL_DUP_CHANNEL,          /* two filters for one channel */
+    SF_CTL_TOO_MANY,             /* filters, prescalers, signals or triggers above their
+                                    maximum */
+    SF_CTL_BAD_PRESCALER,        /* unknown kind, n 0, period 0, or a bad id/mask */
+    SF_CTL_BAD_START_BIT,        /* a signal reaches past 64 data bytes */
+    SF_CTL_BAD_LENGTH,           /* length 0 or above 64 */
+    SF_CTL_BAD_SIGNAL,           /* id beyond 11/29 bits, scale 0 or not finite */
+    SF_CTL_UNKNOWN_SIGNAL,       /* a condition names a signal index >= signal_count */
+    SF_CTL_BAD_OP,               /* a condition's operator or kind is not one of the enums */
+    SF_CTL_BAD_VALUE,            /* a threshold that is not finite */
+    SF_CTL_BAD_CHANNELS,         /* stat_channels > 256 */
+};
+/* Attach a control stage to an open framed log: call it after sf_log_open, before the
+ * producers start, from the writer's thread. c is compiled into mem (at least
+ * sf_log_control_mem_size(c) bytes, aligned to 8, the caller's until sf_log_close); c and
+ * what it points to (rules, names) must stay valid until then too. Triggers need the
+ * flight recorder (cfg.pre_* or post_ns). 0; SF_EINVAL for an invalid configuration
+ * (sf_log_control_check says what), too little memory, raw mode, a second call or triggers
+ * without the recorder; SF_ENOTSUP in a core built with SF_NO_LOG_CONTROL. */
+int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uint32_t mem_size);
+/* Check a control configuration: SF_CTL_OK, or what is wrong (and *index: which rule,
+ * prescaler, signal or condition - start is 0, stop 1, triggers 2.. - or filter). */
+int sf_log_control_check(const struct sf_ctl_cfg *c, uint32_t *index);
+/* A short text for an enum sf_ctl_bad. */
+const char *sf_log_control_why(int bad);
+/* Bytes of memory sf_log_control needs for c (0 for NULL). */
+uint32_t sf_log_control_mem_size(const struct sf_ctl_cfg *c);
+
+/* Per-channel counters of the control stage: seen = filtered + prescaled + paused + logged,
+ * where logged frames were offered to the ring (then written, or dropped when it was full).
+ * Exact once the producers have stopped. Writer's thread, like sf_log_get_stats. */
+struct sf_log_chan_stats {
+    uint64_t seen, filtered, prescaled, paused, logged;
+};
+int sf_log_get_chan_stats(const struct sf_log *lg, uint32_t channel,
+                          struct sf_log_chan_stats *cs);
+/* Decode signal s from a frame's data (the control stage's extraction, for tools and
+ * tests): 0 with *raw (sign-extended when signed); SF_EINVAL when the frame is too short. */
+int sf_ctl_signal_raw(const struct sf_ctl_signal *s, const uint8_t *data, uint8_t len,
+                      int64_t *raw);
 
 /* The struct itself: private fields, defined by src/log/ (see log_impl.h in the source). */
 #include "log_struct.h"

@@ -44,6 +44,9 @@ _Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
 #define SF_LOG_NAME_HIST 64
 #define SF_LOG_CHANNELS 256     /* a record's channel is a u8 */
 
+struct sfl_ctl;                 /* src/log/control.c */
+struct sfl_ctl_ops;
+
 /* One device request in flight (the stream hands them back in submission order). */
 struct sf_log_req {
     uint32_t amount;            /* ring blocks (framed) or bytes (raw) it covers */
@@ -82,6 +85,8 @@ struct sf_log {
                                     bytes (raw) */
     uint32_t flags;
     struct sf_log_cfg cfg;       /* with defaults filled in */
+    struct sfl_ctl *ctl;         /* the compiled control stage (sf_log_control), or NULL */
+    const struct sfl_ctl_ops *ctl_ops;   /* its entry points (log_impl.h) */
     uint32_t req_blocks;         /* blocks per device request at most */
 
     /* ---- writer ---- */

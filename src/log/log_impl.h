@@ -77,6 +77,8 @@ void sfl_ring_release(struct sf_log *lg, uint32_t n);
 int sfl_ring_put_drops(struct sf_log *lg);
 uint64_t sfl_ring_used_bytes(const struct sf_log *lg);
 int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
+int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                     uint32_t flags, const uint8_t *data, uint8_t len);
 
 /* writer.c */
 int sfl_reap(struct sf_log *lg, int wait);
@@ -95,6 +97,18 @@ int sfl_end_file(struct sf_log *lg);
 int sfl_rotate(struct sf_log *lg, uint64_t now);
 int sfl_discard_next(struct sf_log *lg);
 int sfl_make_room(struct sf_log *lg);
+
+/* control.c: installed by sf_log_control (lg->ctl_ops), so that a program that never calls
+ * it does not link the stage. */
+struct sfl_ctl_ops {
+    /* sf_log_append_can with a control stage: the same validation, then the stage for data
+     * and remote frames (error frames pass): 0 when it kept the frame out (counted), else
+     * what sfl_ring_put_can returns for it */
+    int (*append_can)(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                      uint32_t flags, const uint8_t *data, uint8_t len);
+    int (*service)(struct sf_log *lg, uint64_t now);     /* writer: counters, stops, triggers */
+    void (*stats)(const struct sf_log *lg, struct sf_log_stats *st);
+};
 
 /* trigger.c */
 int sfl_fr_service(struct sf_log *lg, uint64_t now);

@@ -172,24 +172,70 @@ int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fla
     return 0;
 }
 
-int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                      uint32_t flags, const uint8_t *data, uint8_t len)
+static SF_NOINLINE int drop_can(struct sf_log *lg, uint64_t ts)
 {
-    uint64_t t0 = lg->flags & SF_LOG_MEASURE ? log_now(lg) : 0;
+    sfl_ring_count_drop(lg, ts);
+    return SF_EDROPPED;
+}
+
+/* A validated CAN frame into the ring, timed (SF_LOG_MEASURE). */
+static SF_NOINLINE int put_can_measured(struct sf_log *lg, uint8_t channel, uint64_t ts,
+                                        uint32_t id, uint32_t flags, const uint8_t *data,
+                                        uint8_t len)
+{
+    uint64_t t0 = log_now(lg);
     uint32_t size = sf_rec_size(SF_CAN_BODY + len), blk;
     uint8_t *p;
+    int err = 0;
+    if (ring_reserve(lg, size, &p, &blk)) {
+        sfl_ring_count_drop(lg, ts);
+        err = SF_EDROPPED;
+    } else {
+        rec_put_can_valid(p, channel, ts, id, flags, data, len);
+        sfl_ring_commit(lg, blk, size);
+    }
+    measure_end(lg, t0);
+    return err;
+}
+
+/* A validated CAN frame into the ring (sf_log_append_can; the control stage's last step).
+ * Its usual path makes no call but tail calls. */
+int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                     uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    if (lg->flags & SF_LOG_MEASURE)
+        return put_can_measured(lg, channel, ts, id, flags, data, len);
+    uint32_t size = sf_rec_size(SF_CAN_BODY + len), blk;
+    uint8_t *p;
+    if (ring_reserve(lg, size, &p, &blk))
+        return drop_can(lg, ts);
+    rec_put_can_valid(p, channel, ts, id, flags, data, len);      /* validated by the caller */
+    sfl_ring_commit(lg, blk, size);
+    return 0;
+}
+
+/* Frames with flags, or on a raw log: the whole validation, then sfl_ring_put_can. */
+static SF_NOINLINE int append_can_check(struct sf_log *lg, uint8_t channel, uint64_t ts,
+                                        uint32_t id, uint32_t flags, const uint8_t *data,
+                                        uint8_t len)
+{
     if (lg->flags & SF_LOG_RAW || !rec_can_valid_fast(id, flags, len) ||
         (len && !data && !(flags & SF_CAN_RTR)))
         return SF_EINVAL;           /* refused before reserving: nothing vanishes unseen */
-    if (ring_reserve(lg, size, &p, &blk)) {
-        sfl_ring_count_drop(lg, ts);
-        return SF_EDROPPED;
-    }
-    rec_put_can_valid(p, channel, ts, id, flags, data, len);      /* validated above */
-    sfl_ring_commit(lg, blk, size);
-    if (lg->flags & SF_LOG_MEASURE)
-        measure_end(lg, t0);
-    return 0;
+    return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
+}
+
+/* A dispatcher that makes only tail calls, so it saves no registers: the control stage
+ * (which validates and ends in sfl_ring_put_can); the usual frame (11-bit id, no flags,
+ * <= 8 bytes) straight to the ring; the rest through append_can_check. */
+int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                      uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    if (lg->ctl)
+        return lg->ctl_ops->append_can(lg, channel, ts, id, flags, data, len);
+    if (!flags && len <= 8 && id <= 0x7FFu && !(lg->flags & SF_LOG_RAW) && (data || !len))
+        return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
+    return append_can_check(lg, channel, ts, id, flags, data, len);
 }
 
 /* The longest channel name or META string: its record fits in the header block after the

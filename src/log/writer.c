@@ -459,7 +459,12 @@ int sf_log_service(struct sf_log *lg)
     if (lg->stats.last_error)
         return lg->stats.last_error;
     uint64_t now = log_now(lg);
+    int c = lg->ctl ? lg->ctl_ops->service(lg, now) : 0;
+    if (c < 0)
+        return c;
     int r = lg->flags & SF_LOG_RAW ? raw_service(lg, now) : framed_service(lg, now);
+    if (r >= 0)
+        r += c;
     uint64_t used = sfl_ring_used_bytes(lg);
     if (used > lg->stats.ring_high_water)
         lg->stats.ring_high_water = used;
@@ -625,6 +630,11 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
 int sf_log_close(struct sf_log *lg)
 {
     int err = lg->stats.last_error, e;
+    if (!err && lg->ctl) {
+        /* the control stage's last stops and triggers (raised since the last service) */
+        if ((e = lg->ctl_ops->service(lg, log_now(lg))) < 0)
+            err = e;
+    }
     lg->closing = 1;
     if (!err && lg->cur_open) {
         if (lg->flags & SF_LOG_RAW) {
@@ -686,6 +696,8 @@ void sf_log_get_stats(const struct sf_log *lg, struct sf_log_stats *st)
         st->records_in = (st->records_in > own ? st->records_in - own : 0) + st->records_dropped;
         st->records_written = st->records_written > own ? st->records_written - own : 0;
     }
+    if (lg->ctl)
+        lg->ctl_ops->stats(lg, st);
     st->ring_used = sfl_ring_used_bytes(lg);
     if (st->ring_used > st->ring_high_water)
         st->ring_high_water = st->ring_used;
