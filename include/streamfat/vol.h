@@ -221,6 +221,16 @@ struct sf_vol {
     uint32_t fs_groups;          /* bits in fs_bits (0: no summary) */
     uint8_t fs_shift;            /* log2 FAT sectors per bit */
     uint8_t mirror_off;          /* FAT32 ExtFlags: mirroring off (mounted read-only) */
+    /* FAT short-name memo (fat_dir.c): the alias the last lookup walk found free for a
+     * long name's basis, valid while dir_gen is unchanged (bumped by every FAT entry
+     * creation and removal) */
+    uint32_t dir_gen;
+    uint32_t alias_gen;
+    uint32_t alias_dir;          /* first cluster of the directory walked */
+    uint8_t alias_ok;
+    uint8_t alias_fits;
+    uint8_t alias_basis[11];
+    uint8_t alias[11];
 };
 
 /* ---- volumes ---- */

@@ -266,36 +266,272 @@ int fat_next(struct sf_vol *v, struct dwalk *w, uint32_t *idx, struct dentry *d)
     return r;
 }
 
-/* ---- lookup ---- */
+/* ---- lookup ----
+ * One pass over the directory, compared on the raw entries: nothing is decoded until a
+ * file matches.
+ * - Short names: a name that is ASCII and fits 8.3 becomes its 11 upper-case bytes, and an
+ *   8.3 entry matches when its bytes, ASCII letters folded to upper case, are these. That
+ *   is the same as decoding and comparing without case: an entry byte >= 0x80 (0x05 for
+ *   0xE5 in the first place) decodes to a character outside ASCII whose upper case is
+ *   outside ASCII too (code page 437), so it never equals an ASCII character. Other names
+ *   of up to 12 characters decode each 8.3 entry and compare (rare: names with spaces,
+ *   several dots or characters a short name cannot hold).
+ * - Long names: each long-name entry is compared, as it comes, against the 13 characters
+ *   of the name it holds, only in runs with as many entries as the name needs; the
+ *   checksum is checked once the whole run has matched.
+ * - Aliases: for a name that needs long-name entries the same pass notes the short names
+ *   formed from its basis (see "aliases" below), so that creating it needs no second pass.
+ * - Free entries: the first run of entries the name needs (or the end), for dir_create. */
+
+#define LOW_TAILS 64u
+
+struct want {
+    const uint16_t *name;
+    uint32_t len;
+    uint32_t nlfn;              /* long-name entries a run holding the name has */
+    int key_ok;                 /* key: the name's 8.3 bytes (ASCII names that fit 8.3) */
+    uint8_t key[FAT_SFN_LEN];
+    int tails;                  /* note aliases of basis (names that need long entries) */
+    int fits, taken;            /* the basis spells the name / an entry has the basis */
+    uint8_t basis[FAT_SFN_LEN];
+    uint32_t blen;              /* characters in the basis's base */
+    uint64_t low;               /* bit t-1: tail ~t (1..LOW_TAILS) in use */
+    uint32_t max;               /* highest tail in use */
+};
+
+static void want_init(struct want *q, const uint16_t *name, uint32_t len)
+{
+    int ascii = 1;
+    q->name = name;
+    q->len = len;
+    q->nlfn = (len + LDIR_CHARS - 1) / LDIR_CHARS;
+    for (uint32_t i = 0; i < len; i++)
+        ascii &= name[i] < 0x80;
+    q->fits = fat_sfn_basis(name, len, q->basis);
+    q->key_ok = ascii && q->fits;
+    memcpy(q->key, q->basis, FAT_SFN_LEN);
+    uint8_t sfn[FAT_SFN_LEN], nt;
+    q->tails = SF_HAVE_WRITE && !fat_sfn_exact(name, len, sfn, &nt);   /* for a create */
+    q->blen = 8;
+    while (q->blen && q->basis[q->blen - 1] == ' ')
+        q->blen--;
+    q->taken = 0;
+    q->low = 0;
+    q->max = 0;
+}
+
+static inline uint64_t ld_u64(const uint8_t *p)
+{
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    return x;
+}
+
+static uint8_t fold(uint8_t c) { return c >= 'a' && c <= 'z' ? (uint8_t)(c - 32) : c; }
+
+/* Does the 8.3 entry e name q->name? */
+static int sfn_match(const struct sf_vol *v, const struct want *q, const uint8_t *e)
+{
+    if (q->key_ok) {
+        /* bytes that differ in more than the 0x20 bit cannot be a case pair */
+        if ((ld_u64(e) ^ ld_u64(q->key)) & ~0x2020202020202020ull)
+            return 0;
+        for (uint32_t i = 0; i < FAT_SFN_LEN; i++)
+            if (fold(e[i]) != q->key[i])
+                return 0;
+        return 1;
+    }
+    if (q->len > FAT_SFN_MAX_CHARS)
+        return 0;
+    uint16_t sname[FAT_SFN_MAX_CHARS];
+    uint32_t n = fat_sfn_decode(e, 0, sname);
+    return n == q->len && name_equal(v, sname, q->name, q->len);
+}
+
+/* Compare long-name entry e, part k (1-based) of its run, with the name. */
+static int lfn_part_match(const struct sf_vol *v, const struct want *q, const uint8_t *e,
+                          uint32_t k)
+{
+    uint32_t p = (k - 1) * LDIR_CHARS;
+    for (uint32_t i = 0; i < LDIR_CHARS; i++, p++) {
+        uint16_t u = ld_le16(e + lfn_pos[i]);
+        if (p >= q->len)
+            return u == 0;          /* the terminator; what follows it does not matter */
+        uint16_t c = q->name[p];
+        if (u == c)
+            continue;
+        if ((u | c) < 0x80) {       /* ASCII: only letters have another case */
+            if ((u ^ c) != 0x20 || (uint16_t)((u | 0x20) - 'a') > 'z' - 'a')
+                return 0;
+        } else if (vol_upcase(v, u) != vol_upcase(v, c)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Note the 8.3 entry e if it is the basis or the basis with a numeric tail: the test of
+ * fat_sfn_tail_of, inline (this runs for every entry of the directory). */
+static void note_alias(struct want *q, const uint8_t *e)
+{
+    const uint8_t *b = q->basis;
+    if (e[0] != b[0] || e[8] != b[8] || e[9] != b[9] || e[10] != b[10])
+        return;                     /* the basis and all its tails start with its first byte */
+    for (uint32_t t = 1; t < 7; t++) {
+        if (e[t] != '~')
+            continue;
+        uint32_t k = t + 1, val = 0;
+        for (; k < 8 && e[k] >= '0' && e[k] <= '9'; k++)
+            val = val * 10 + (uint32_t)(e[k] - '0');
+        uint32_t d = k - t - 1, i = 1;
+        while (k < 8 && e[k] == ' ')
+            k++;
+        if (k < 8)
+            continue;               /* not digits and spaces: a later "~" may be the tail */
+        if (!d || e[t + 1] == '0' || t != (q->blen < 7 - d ? q->blen : 7 - d))
+            break;
+        while (i < t && e[i] == b[i])
+            i++;
+        if (i < t)
+            break;
+        if (val <= LOW_TAILS)
+            q->low |= 1ull << (val - 1);
+        if (val > q->max)
+            q->max = val;
+        if (t == q->blen)
+            return;                 /* the whole base and a tail: not the basis too */
+        break;
+    }
+    if (!memcmp(e, b, FAT_SFN_LEN))
+        q->taken = 1;
+}
+
+/* The alias a create may use after a walk that saw every entry, or 0 when the walk cannot
+ * tell (tails up to FAT_TAIL_MAX in use): the basis when it fits and is free; else the
+ * smallest free tail up to ~64; else one past the highest tail in use. Each is unique:
+ * an entry equal to the basis or to tail t of the basis was seen and noted. */
+static int alias_from_walk(const struct want *q, uint8_t *out)
+{
+    if (q->fits && !q->taken) {
+        memcpy(out, q->basis, FAT_SFN_LEN);
+        return 1;
+    }
+    uint32_t t = 1;
+    while (t <= LOW_TAILS && (q->low >> (t - 1) & 1u))
+        t++;
+    if (t > LOW_TAILS)
+        t = q->max + 1;
+    if (t > FAT_TAIL_MAX)
+        return 0;
+    fat_sfn_tail(q->basis, t, out);
+    return 1;
+}
+
+/* The found file at index `at` (its 8.3 entry, or the first entry of its long-name run):
+ * name, location and fields into d. SF_ECORRUPT when its 8.3 entry is damaged. */
+static int take_found(struct sf_vol *v, struct dwalk *w, uint32_t at, struct dentry *d)
+{
+    struct scan s;
+    uint32_t idx = at;
+    scan_init(&s, 0);
+    int r = scan_next(v, w, &idx, &s, d);
+    if (r != 1)
+        return r < 0 ? r : SF_ECORRUPT;
+    return decode_83(v, s.e, d);
+}
 
 int fat_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *name,
                uint32_t len, struct dentry *d, uint32_t *free_hint)
 {
     struct dwalk w;
-    struct scan s;
-    uint16_t sname[FAT_SFN_MAX_CHARS];
-    uint32_t idx = 0;
+    struct want q;
+    const uint8_t *sec = NULL;
+    uint32_t eps = vol_ss(v) / SF_DIRENT_SIZE, need;
+    uint32_t run_len = 0, run_start = 0, first_free = UINT32_MAX;
+    /* the long-name run before the current entry */
+    int active = 0, ok = 0;
+    uint32_t next = 0, start = 0;
+    uint8_t chk = 0;
     int r = dwalk_open(&w, v, dir);
     if (r)
         return r;
-    scan_init(&s, fat_name_entries(name, len));
-    while ((r = scan_next(v, &w, &idx, &s, d)) == 1) {
-        int match = d->name_len == len && name_equal(v, d->name, name, len);
-        if (!match && d->loc.count > 1 && len <= FAT_SFN_MAX_CHARS) {
-            uint32_t n = fat_sfn_decode(s.e, 0, sname);     /* "PROGRA~1" finds it too */
-            match = n == len && name_equal(v, sname, name, len);
+    v->alias_ok = 0;
+    want_init(&q, name, len);
+    need = q.tails ? 1 + q.nlfn : 1;      /* fat_name_entries */
+    uint32_t total = dwalk_entries(&w), idx;
+    for (idx = 0; idx < total; idx++) {
+        if (!sec || idx % eps == 0) {
+            uint64_t lba;
+            uint32_t off;
+            uint8_t *p;
+            if ((r = dwalk_locate(&w, idx, &lba, &off)) || (r = cache_get(v, lba, &p)))
+                return r;
+            sec = p + off;
+        } else {
+            sec += SF_DIRENT_SIZE;
         }
+        const uint8_t *e = sec;
+        if (is_free(e[0])) {
+            if (!run_len++)
+                run_start = idx;
+            if (first_free == UINT32_MAX && (e[0] == DIR_END || run_len >= need))
+                first_free = run_start;
+            active = 0;
+            if (e[0] == DIR_END)
+                break;
+            continue;
+        }
+        run_len = 0;
+        if (is_lfn(e)) {
+            uint8_t ord = e[LDIR_ORD];
+            uint32_t k = ord & (uint8_t)~LDIR_LAST;
+            if (e[LDIR_TYPE] != 0) {
+                active = 0;
+            } else if (ord & LDIR_LAST) {
+                active = k >= 1 && k <= LDIR_MAX_ENTRIES;
+                ok = k == q.nlfn;
+                chk = e[LDIR_CHKSUM];
+                start = idx;
+            } else if (!active || !next || k != next || e[LDIR_CHKSUM] != chk) {
+                active = 0;
+            }
+            if (active) {
+                if (ok)
+                    ok = lfn_part_match(v, &q, e, k);
+                next = k - 1;
+            }
+            continue;
+        }
+        if (SF_HAVE_WRITE && q.tails)
+            note_alias(&q, e);    /* labels and dot entries too, as alias_pick does */
+        if ((e[DIR_ATTR] & ATTR_VOLUME_ID) || (e[0] == '.' && is_dot(e))) {
+            active = 0;
+            continue;
+        }
+        int run = active && next == 0;
+        int match = run && ok && chk == fat_lfn_checksum(e);
+        if (!match)
+            match = sfn_match(v, &q, e);
+        active = 0;
         if (!match)
             continue;
-        int err = decode_83(v, s.e, d);
-        if (err == SF_ECORRUPT)
-            continue;
-        return err;
+        /* decode it (its long name if it has one): from the run's start when the run
+         * belongs to this entry */
+        uint32_t at = run && chk == fat_lfn_checksum(e) ? start : idx;
+        int err = take_found(v, &w, at, d);
+        if (err != SF_ECORRUPT)
+            return err;
+        sec = NULL;                /* damaged: skipped, as fat_next does; walk on */
     }
-    if (r < 0)
-        return r;
+    if (SF_HAVE_WRITE && q.tails && alias_from_walk(&q, v->alias)) {
+        v->alias_ok = 1;
+        v->alias_fits = (uint8_t)q.fits;
+        v->alias_gen = v->dir_gen;
+        v->alias_dir = dir->first;
+        memcpy(v->alias_basis, q.basis, FAT_SFN_LEN);
+    }
     if (free_hint)
-        *free_hint = s.first_free == UINT32_MAX ? 0 : s.first_free;
+        *free_hint = first_free == UINT32_MAX ? 0 : first_free;
     return SF_ENOENT;
 }
 
@@ -305,10 +541,16 @@ int fat_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *nam
 
 /* A short name for a long one: the basis itself when the name fits 8.3 and no entry has
  * it, else the basis with the smallest numeric tail no entry has. One pass over the
- * directory per 4096 tails. */
+ * directory per 4096 tails. Used when the lookup of the name left no alias for it
+ * (v->alias_ok, alias_from_walk). */
 static int alias_pick(struct sf_vol *v, const struct sf_chain *dir, const uint8_t *basis,
                       int fits, uint8_t *out)
 {
+    if (v->alias_ok && v->alias_gen == v->dir_gen && v->alias_dir == dir->first &&
+        v->alias_fits == (uint8_t)fits && !memcmp(v->alias_basis, basis, FAT_SFN_LEN)) {
+        memcpy(out, v->alias, FAT_SFN_LEN);
+        return 0;
+    }
     uint32_t used[TAIL_WINDOW / 32];
     struct dwalk w;
     int err;
@@ -427,6 +669,7 @@ int fat_create(struct sf_vol *v, struct sf_chain *dir, const struct sf_entry_loc
     uint32_t n = build(v, d, sfn, ntres, with_lfn, ents);
     if ((err = dir_find_slots(v, dir, dir_loc, &fat_slots, n, hint, &d->loc, &d->idx)))
         return err;                    /* SF_ENOSPC for a full FAT12/16 root */
+    v->dir_gen++;                      /* the alias memo no longer holds */
     return write_run(v, &d->loc, ents, n);
 }
 
@@ -468,6 +711,7 @@ int fat_remove(struct sf_vol *v, const struct sf_entry_loc *loc)
 {
     if (!loc->count || loc->count > MAX_RUN)
         return SF_EINVAL;
+    v->dir_gen++;
     return dir_mark_entries(v, loc, 0, DIR_FREE, 1);     /* the 8.3 entry's sector first */
 }
 

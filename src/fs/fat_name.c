@@ -183,21 +183,30 @@ void fat_sfn_tail(const uint8_t basis[FAT_SFN_LEN], uint32_t n, uint8_t out[FAT_
 int fat_sfn_tail_of(const uint8_t basis[FAT_SFN_LEN], const uint8_t sfn[FAT_SFN_LEN],
                     uint32_t *n)
 {
-    uint32_t nb = trimmed(sfn, 8), p = nb, val = 0;
-    if (memcmp(basis + 8, sfn + 8, 3))
+    /* sfn must be exactly fat_sfn_tail(basis, val): the basis's first t characters, "~",
+     * the digits of val (no leading zero, at most 6), spaces; t = min(base, 8 - tail).
+     * Only a "~" followed by nothing but digits and spaces can start the tail, so at most
+     * one (the last) qualifies; the scan goes from the left, where tails are short. */
+    if (sfn[0] != basis[0] || sfn[8] != basis[8] || sfn[9] != basis[9] || sfn[10] != basis[10])
         return 0;
-    while (p && sfn[p - 1] >= '0' && sfn[p - 1] <= '9')
-        p--;
-    if (p == 0 || p == nb || sfn[p - 1] != '~' || sfn[p] == '0' || nb - p > 6)
-        return 0;
-    for (uint32_t i = p; i < nb; i++)
-        val = val * 10 + (uint32_t)(sfn[i] - '0');
-    uint8_t want[FAT_SFN_LEN];
-    fat_sfn_tail(basis, val, want);
-    if (memcmp(want, sfn, FAT_SFN_LEN))
-        return 0;
-    *n = val;
-    return 1;
+    for (uint32_t t = 1; t < 7; t++) {
+        if (sfn[t] != '~')
+            continue;
+        uint32_t k = t + 1, val = 0;
+        for (; k < 8 && sfn[k] >= '0' && sfn[k] <= '9'; k++)
+            val = val * 10 + (uint32_t)(sfn[k] - '0');
+        uint32_t d = k - t - 1, keep = trimmed(basis, 8);
+        while (k < 8 && sfn[k] == ' ')
+            k++;
+        if (k < 8)
+            continue;
+        if (!d || sfn[t + 1] == '0' || t != (keep < 7 - d ? keep : 7 - d) ||
+            memcmp(sfn + 1, basis + 1, t - 1))
+            return 0;
+        *n = val;
+        return 1;
+    }
+    return 0;
 }
 
 uint32_t fat_name_entries(const uint16_t *name, uint32_t len)

@@ -35,14 +35,16 @@ status=0
 
 # --- budgets ------------------------------------------------------------------------
 # name  text-goal  text-limit (measured 2026-11-30 + ~5 %)  static-goal (data + bss)
-#   runtime        24576   44000 (41916; 45152 after the first size round, 47132 before)   1024
-#   runtime-lean   24576   40800 (38888; 41676)                                          1024
+#   runtime        24576   45200 (41916; 45152 after the first size round, 47132 before)   1024
+#   runtime-lean   24576   42200 (38888; 41676)                                          1024
+#   (runtime and runtime-lean raised for issue 18's one-pass FAT lookup, 2026-12-01:
+#    44140 and 41112, +1320 bytes each; docs/BENCHMARKS.md "Creating files against FatFs")
 #   readonly        8192   17600 (16692; 18708; 20108)                                   1024
 #   tiny           16384   33600 (32648 with SF_LFN=OFF; 34392 without)                     0
 limit_text() {
     case $1 in
-        runtime) echo 44000 ;;
-        runtime-lean) echo 40800 ;;
+        runtime) echo 45200 ;;
+        runtime-lean) echo 42200 ;;
         readonly) echo 17600 ;;
         tiny) echo 33600 ;;
     esac
