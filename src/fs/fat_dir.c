@@ -495,14 +495,14 @@ int fat_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *nam
             } else if (!active || !next || k != next || e[LDIR_CHKSUM] != chk) {
                 active = 0;
             }
-            if (active) {
+            if (SF_HAVE_LFN && active) {   /* 8.3-only builds match short names only */
                 if (ok)
                     ok = lfn_part_match(v, &q, e, k);
                 next = k - 1;
             }
             continue;
         }
-        if (SF_HAVE_WRITE && q.tails)
+        if (SF_HAVE_WRITE && SF_HAVE_LFN && q.tails)
             note_alias(&q, e);    /* labels and dot entries too, as alias_pick does */
         if ((e[DIR_ATTR] & ATTR_VOLUME_ID) || (e[0] == '.' && is_dot(e))) {
             active = 0;
@@ -523,7 +523,7 @@ int fat_lookup(struct sf_vol *v, const struct sf_chain *dir, const uint16_t *nam
             return err;
         sec = NULL;                /* damaged: skipped, as fat_next does; walk on */
     }
-    if (SF_HAVE_WRITE && q.tails && alias_from_walk(&q, v->alias)) {
+    if (SF_HAVE_WRITE && SF_HAVE_LFN && q.tails && alias_from_walk(&q, v->alias)) {
         v->alias_ok = 1;
         v->alias_fits = (uint8_t)q.fits;
         v->alias_gen = v->dir_gen;
