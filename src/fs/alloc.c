@@ -55,6 +55,10 @@ static int alloc_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
         v->free_clusters += used ? -(int64_t)n : (int64_t)n;
     if (!used && c < v->next_free)
         v->next_free = c;
+    /* Free clusters have no cached sectors (a freed directory's went here), so file data
+     * written into clusters allocated later can go around the cache without forgetting. */
+    if (!used)
+        cache_forget(v, clus_lba(v, c), (uint64_t)n << v->spc_shift);
     return 0;
 }
 
@@ -308,7 +312,7 @@ int chain_free(struct sf_vol *v, const struct sf_chain *ch, uint32_t n)
 }
 
 int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t keep,
-                 uint32_t *last)
+                 uint32_t *last, uint32_t from_clus, uint32_t from_index)
 {
     int err;
     if (keep >= have)
@@ -326,7 +330,8 @@ int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t 
         *last = ch->first + keep - 1;
     } else {
         uint32_t c, tail;
-        if ((err = chain_seek(v, ch, keep - 1, 0, 0, &c)) || (err = chain_next(v, ch, c, &tail)))
+        if ((err = chain_seek(v, ch, keep - 1, from_clus, from_index, &c)) ||
+            (err = chain_next(v, ch, c, &tail)))
             return err;
         if ((err = fat_set(v, c, SF_FAT_EOC)))    /* cut first: the tail only leaks */
             return err;

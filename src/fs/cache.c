@@ -3,8 +3,9 @@
  * Write-through: a changed sector is written at once by cache_put, so the order of metadata
  * writes on the device is exactly the order of cache_put calls. That order is what the
  * crash-consistency rules in docs/DESIGN.md are stated in; a write-back cache would have to
- * re-establish it at every flush. File data never passes through here: writers of data call
- * cache_forget for the sectors they overwrite.
+ * re-establish it at every flush. File data never passes through here: clusters
+ * are forgotten when they are freed (alloc.c), so a file's clusters have no cached sectors and
+ * its data is written around the cache without a lookup.
  *
  * Direct-mapped: sector L lives in slot L mod n. Lookups are O(1) however large the cache;
  * a sequential scan of a directory or bitmap fills distinct slots. */
