@@ -163,11 +163,19 @@ static int free_run(struct sf_vol *v, uint32_t c, uint32_t max, uint32_t *len)
 {
     uint32_t end = SF_FIRST_CLUSTER + v->cluster_count, n = 0;
     /* Read the map ahead, past this run too: the next allocation steps of a stream look
-     * there, and one long read now saves a read per map sector later (cache.c bounds it). */
-    if (vol_is_exfat(v))
-        bitmap_readahead(v, c, end - c);
-    else
-        fat_table_readahead(v, c, end - c);
+     * there, and one long read now saves a read per map sector later (cache.c bounds it).
+     * Not when the run asked for ends in the map sector of c: a file growing by a cluster or
+     * two at a time would pay for the look at the cache on every step. */
+    uint32_t last = max < end - c ? c + max - 1 : end - 1;
+    uint32_t base = vol_is_exfat(v) ? SF_FIRST_CLUSTER : 0;     /* the map's first entry */
+    uint32_t sh = vol_is_exfat(v) ? v->sector_shift + 3u                /* bits per sector */
+                  : v->sector_shift - (v->fat_bits == 32 ? 2u : 1u);   /* entries per sector */
+    if (!max || ((c - base) >> sh) != ((last - base) >> sh)) {
+        if (vol_is_exfat(v))
+            bitmap_readahead(v, c, end - c);
+        else
+            fat_table_readahead(v, c, end - c);
+    }
     while (n < max && c + n < end) {
         int is_free, err = cluster_free(v, c + n, &is_free);
         if (err)

@@ -329,6 +329,32 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
     return 0;
 }
 
+/* exFAT: a file that grows past its first cluster grows on in place, where the clusters
+ * after it are free, up to a multiple of 1 MiB of clusters (at least 8), so that a file
+ * growing by small writes marks the bitmap once per step, not at every cluster. Only in
+ * place (no new run: a NoFatChain file stays one). sf_close frees what the size does not
+ * cover; a cut before leaves them allocated (leaked until a check), as the stream's
+ * preallocation does. Nothing fails for want of the padding (SF_ENOSPC is no error here). */
+static int file_pad_exfat(struct sf_file *f, uint64_t need)
+{
+    struct sf_vol *v = f->vol;
+    uint32_t g = v->cluster_shift >= 17 ? 8u : 1u << (20 - v->cluster_shift);
+    uint32_t pad = (uint32_t)(g - 1 - (need - 1) % g), nr = 1, have = file_clusters(f);
+    if (!pad || need + pad > v->cluster_count || have != need)
+        return 0;
+    struct sf_run run = { f->last_cluster, 1 };      /* full list: grow in place only */
+    uint32_t old_last = f->last_cluster;
+    int err = chain_grow_runs(v, &f->chain, have, &f->last_cluster, pad, &run, 1, &nr);
+    if (err) {
+        f->ext_n = 0;
+        return err == SF_ENOSPC ? 0 : err;
+    }
+    uint32_t added = f->last_cluster - old_last;
+    if (f->ext_n && f->ext_idx + f->ext_n == have && f->ext_clus + f->ext_n == old_last + 1)
+        f->ext_n += added;
+    return 0;
+}
+
 /* Make the allocation cover `size` bytes. On SF_ENOSPC the chain keeps what could be had. */
 static SF_NOINLINE int file_reserve(struct sf_file *f, uint64_t size)
 {
@@ -380,6 +406,8 @@ static SF_NOINLINE int file_reserve(struct sf_file *f, uint64_t size)
     } while (file_clusters(f) < target);
     if (err == SF_ENOSPC && pad && file_clusters(f) >= need)
         return 0;                /* the padding did not fit, what was asked for did */
+    if (!err && vol_is_exfat(v) && have)
+        err = file_pad_exfat(f, need);
     return err;
 }
 
