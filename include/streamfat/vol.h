@@ -173,6 +173,8 @@ struct sf_file {
     /* Known run of the file (issue 18): clusters ext_idx .. ext_idx + ext_n - 1 of the file
      * are ext_clus .. ext_clus + ext_n - 1 on the volume (ext_n 0: none known). */
     uint32_t ext_idx, ext_clus, ext_n;
+    uint64_t ext_pos, ext_end, ext_lba;   /* the run as bytes of the file [ext_pos, ext_end)
+                                             (ext_end 0: none) and its first sector */
     /* Sector buffer for writes smaller than a sector (see SF_FILE_BUF_SIZE above). */
     uint8_t bstate;              /* 0 empty, 1 holds sector bsec (as on the medium), 2 changed */
     uint64_t bsec;               /* file sector (byte offset >> sector shift) in fbuf */

@@ -355,8 +355,28 @@ static int file_pad_exfat(struct sf_file *f, uint64_t need)
     return 0;
 }
 
+/* The known run in bytes and sectors, for sf_write's direct path. */
+static void ext_note(struct sf_file *f)
+{
+    struct sf_vol *v = f->vol;
+    f->ext_pos = (uint64_t)f->ext_idx << v->cluster_shift;
+    f->ext_end = f->ext_n ? (uint64_t)(f->ext_idx + f->ext_n) << v->cluster_shift : 0;
+    if (!vol_is_exfat(v) && f->ext_end > SF_FAT_MAX_FILE)
+        f->ext_end = SF_FAT_MAX_FILE;
+    f->ext_lba = f->ext_n ? clus_lba(v, f->ext_clus) : 0;
+}
+
+static int reserve(struct sf_file *f, uint64_t size);
+
 /* Make the allocation cover `size` bytes. On SF_ENOSPC the chain keeps what could be had. */
 static SF_NOINLINE int file_reserve(struct sf_file *f, uint64_t size)
+{
+    int err = reserve(f, size);
+    ext_note(f);
+    return err;
+}
+
+static int reserve(struct sf_file *f, uint64_t size)
 {
     struct sf_vol *v = f->vol;
     uint64_t need = (size + vol_cs(v) - 1) >> v->cluster_shift;
@@ -411,7 +431,8 @@ static SF_NOINLINE int file_reserve(struct sf_file *f, uint64_t size)
     return err;
 }
 
-sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
+/* sf_write's general path: allocation, zeros over a gap, mapping, partial sectors. */
+static SF_NOINLINE sf_ssize_t write_slow(struct sf_file *f, const void *buf, size_t n)
 {
     struct sf_vol *v = f->vol;
     int err;
@@ -422,22 +443,6 @@ sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
     if (f->flags & SF_O_APPEND)
         f->pos = f->size;
     uint64_t end = f->pos + n;
-#if SF_FILE_BUF_SIZE > 0
-    /* Within the buffered sector, not past the written part (exFAT's watermark): a copy. */
-    if (f->bstate && n && ((f->pos >> v->sector_shift) == f->bsec) &&
-        ((end - 1) >> v->sector_shift) == f->bsec && f->pos <= f->valid_length &&
-        (vol_is_exfat(v) || end <= SF_FAT_MAX_FILE)) {
-        memcpy(f->fbuf + (f->pos & (vol_ss(v) - 1)), buf, n);
-        f->bstate = 2;
-        f->pos = end;
-        if (end > f->valid_length)
-            f->valid_length = end;
-        if (end > f->size)
-            f->size = f->data_length = end;
-        f->meta_dirty = 1;
-        return (sf_ssize_t)n;
-    }
-#endif
     if (n == 0)
         return 0;
     if (end < f->pos || (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE))
@@ -459,6 +464,49 @@ sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
     }
     if ((err = write_at(f, f->pos, buf, n)))
         return f->failed = err;
+    f->pos = end;
+    if (end > f->valid_length)
+        f->valid_length = end;
+    if (end > f->size)
+        f->size = f->data_length = end;
+    f->meta_dirty = 1;
+    return (sf_ssize_t)n;
+}
+
+sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
+{
+    struct sf_vol *v = f->vol;
+    if (!v || !file_writable(f) || f->failed)
+        return write_slow(f, buf, n);
+    if (f->flags & SF_O_APPEND)
+        f->pos = f->size;
+    uint64_t pos = f->pos, end = pos + n;
+#if SF_FILE_BUF_SIZE > 0
+    /* Within the buffered sector, not past the written part (exFAT's watermark): a copy. */
+    if (f->bstate && n && (pos >> v->sector_shift) == f->bsec &&
+        ((end - 1) >> v->sector_shift) == f->bsec && pos <= f->valid_length &&
+        (vol_is_exfat(v) || end <= SF_FAT_MAX_FILE)) {
+        memcpy(f->fbuf + (pos & (vol_ss(v) - 1)), buf, n);
+        f->bstate = 2;
+        goto done;
+    }
+#endif
+    /* Whole sectors inside the run the allocation made (ext_end: below FAT's 4 GiB), not
+     * past the written part: straight to the device, nothing to allocate, map or zero. */
+    if (n && !((pos | n) & (vol_ss(v) - 1)) && pos >= f->ext_pos && end <= f->ext_end &&
+        pos <= f->valid_length && (n >> v->sector_shift) <= 0x10000 && buf_aligned(v, buf)) {
+        uint32_t secs = (uint32_t)(n >> v->sector_shift);
+        if (f->bstate && f->bsec - (pos >> v->sector_shift) < secs)
+            f->bstate = 0;         /* the buffered sector is overwritten whole */
+        v->unflushed = 1;
+        int err = sf_bdev_write(v->bd, f->ext_lba + ((pos - f->ext_pos) >> v->sector_shift),
+                                buf, secs);
+        if (err)
+            return f->failed = err;
+        goto done;
+    }
+    return write_slow(f, buf, n);
+done:
     f->pos = end;
     if (end > f->valid_length)
         f->valid_length = end;
@@ -531,13 +579,18 @@ static int file_release_tail(struct sf_file *f)
     if (keep == 0)
         after.first = 0;
     after.size = (uint64_t)keep << v->cluster_shift;
+    uint32_t hc = f->cur_cluster, hi = f->cur_index;
+    if (keep && keep - 1 - f->ext_idx < f->ext_n) {
+        hi = keep - 1;                 /* the new last cluster is in the known run */
+        hc = f->ext_clus + (hi - f->ext_idx);
+    }
     if ((err = entry_commit(f, &after)) ||
-        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster, f->cur_cluster,
-                            f->cur_index)))
+        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster, hc, hi)))
         return err;
     f->cur_cluster = 0;
     f->cur_index = 0;
     f->ext_n = 0;
+    ext_note(f);
     f->meta_dirty = 0;
     return 0;
 }
