@@ -200,7 +200,6 @@ static int write_sectors(struct sf_stream *s, uint64_t off, const uint8_t *src, 
             run = bytes;
         if (run > (1u << 30))
             run = 1u << 30;
-        cache_forget(v, lba, run >> v->sector_shift);
         v->unflushed = 1;
         if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
             return err;
@@ -397,7 +396,6 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
         b->buf = (void *)(uintptr_t)src;
         b->result = 0;
         b->user = r;
-        cache_forget(v, lba, b->count);
         v->unflushed = 1;
         r->pending++;
         if ((err = sf_bdev_submit(v->bd, b))) {
