@@ -249,6 +249,7 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
     struct sf_vol *v = f->vol;
     uint32_t ss = vol_ss(v);
     int err, fb = src && fbuf_usable(f);
+    (void)fb;                              /* SF_FILE_BUF_SIZE 0: no buffer */
     if (!src && (err = fbuf_drop(f)))
         return err;
     while (n) {
