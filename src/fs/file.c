@@ -284,29 +284,14 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
             uint8_t *s;
             if (run > ss - in)
                 run = ss - in;
+            /* another sector: the changed one in the buffer goes out, this one comes in */
+            if (fb && (err = fbuf_drop(f)))
+                return err;
 #if SF_FILE_BUF_SIZE > 0
-            if (fb) {
-                /* another sector: the changed one goes out, this one comes in */
-                if ((err = fbuf_drop(f)))
-                    return err;
-                s = f->fbuf;
-                if (in == 0 && run == ss) {
-                } else if (pos - in >= f->valid_length) {
-                    memset(s, 0, ss);
-                } else if ((err = sf_bdev_read(v->bd, lba, s, 1))) {
-                    return err;
-                }
-                memcpy(s + in, src, (size_t)run);
-                f->bsec = pos >> v->sector_shift;
-                f->blba = lba;
-                f->bstate = 2;
-                pos += run;
-                n -= run;
-                src += run;
-                continue;
-            }
-#endif
+            s = fb ? f->fbuf : cache_scratch(v);
+#else
             s = cache_scratch(v);
+#endif
             if (in == 0 && run == ss) {
                 /* whole sector: nothing to keep */
             } else if (pos - in >= f->valid_length) {
@@ -318,9 +303,15 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
                 memcpy(s + in, src, (size_t)run);
             else
                 memset(s + in, 0, (size_t)run);
-            v->unflushed = 1;
-            if ((err = sf_bdev_write(v->bd, lba, s, 1)))
-                return err;
+            if (fb) {
+                f->bsec = pos >> v->sector_shift;
+                f->blba = lba;
+                f->bstate = 2;
+            } else {
+                v->unflushed = 1;
+                if ((err = sf_bdev_write(v->bd, lba, s, 1)))
+                    return err;
+            }
         }
         pos += run;
         n -= run;
