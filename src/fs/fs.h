@@ -107,7 +107,8 @@ struct sf_run {
 };
 int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last,
                     uint32_t n, struct sf_run *runs, uint32_t max_runs, uint32_t *nruns);
-/* Shrink a chain to `keep` clusters (0 frees all; ch->first becomes 0). from_clus,
+/* Shrink a regular file's chain to `keep` clusters (0 frees all; ch->first becomes 0);
+ * unlike chain_free it does not forget cached sectors of what it frees (alloc.c). from_clus,
  * from_index: a known cluster of the chain to walk from, as chain_seek (0, 0: none), so that
  * cutting a long file near its end does not walk it from the start. */
 int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t keep,
