@@ -134,6 +134,22 @@ struct sf_chain {
     uint64_t size;       /* allocated bytes covered by the chain, when known */
 };
 
+/* Per-file sector buffer (issue 18). struct sf_file carries a buffer of SF_FILE_BUF_SIZE
+ * bytes (default 512; 4096 for devices with 4 KiB sectors; 0 for none), so sf_open needs no
+ * further memory: it lives wherever the caller keeps the struct sf_file (caller memory, the
+ * core has no malloc). This grew struct sf_file by that much: an ABI change, and the library
+ * and every program using it must be built with the same SF_FILE_BUF_SIZE. The buffer is used
+ * when the volume's sector fits in it and its address meets bd->mem_align (else writes go to
+ * the device at once, as before).
+ *
+ * sf_write calls that touch part of a sector gather in the buffer, which reaches the device
+ * when a write moves to another sector, or at sf_read, sf_truncate, sf_sync and sf_close.
+ * Durability contract (FatFs's): data written since the last sf_sync / sf_close returned 0 may
+ * be lost at a power cut; everything before stays intact (docs/RELIABILITY.md). */
+#ifndef SF_FILE_BUF_SIZE
+#define SF_FILE_BUF_SIZE 512
+#endif
+
 struct sf_file {
     /* ---- private ---- */
     struct sf_vol *vol;
@@ -154,6 +170,18 @@ struct sf_file {
     sf_time_ms ctime, mtime;
     uint8_t meta_dirty;          /* the entry set needs rewriting */
     uint8_t is_dir;
+    /* Known run of the file (issue 18): clusters ext_idx .. ext_idx + ext_n - 1 of the file
+     * are ext_clus .. ext_clus + ext_n - 1 on the volume (ext_n 0: none known). */
+    uint32_t ext_idx, ext_clus, ext_n;
+    uint64_t ext_pos, ext_end, ext_lba;   /* the run as bytes of the file [ext_pos, ext_end)
+                                             (ext_end 0: none) and its first sector */
+    /* Sector buffer for writes smaller than a sector (see SF_FILE_BUF_SIZE above). */
+    uint8_t bstate;              /* 0 empty, 1 holds sector bsec (as on the medium), 2 changed */
+    uint64_t bsec;               /* file sector (byte offset >> sector shift) in fbuf */
+    uint64_t blba;               /* its device sector */
+#if SF_FILE_BUF_SIZE > 0
+    uint8_t fbuf[SF_FILE_BUF_SIZE];
+#endif
 };
 
 struct sf_dir {

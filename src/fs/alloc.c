@@ -38,7 +38,7 @@ int fat_write_run(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
 
 /* Allocate (used = 1, before linking) or release (used = 0, after unlinking) a run. On FAT a
  * run is allocated by writing it as a chain, which the caller does; release zeroes it. */
-static int alloc_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
+static int alloc_mark_x(struct sf_vol *v, uint32_t c, uint32_t n, int used, int forget)
 {
     int err = 0;
     if (!n)
@@ -55,7 +55,19 @@ static int alloc_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
         v->free_clusters += used ? -(int64_t)n : (int64_t)n;
     if (!used && c < v->next_free)
         v->next_free = c;
+    /* Free clusters have no cached sectors (a freed directory's go here), so file data
+     * written into clusters allocated later can go around the cache without forgetting.
+     * Only regular files' clusters are freed without (file.c: truncate, close): nothing
+     * caches those, and a scan of a big cache at every close would cost more the bigger
+     * the cache. */
+    if (!used && forget)
+        cache_forget(v, clus_lba(v, c), (uint64_t)n << v->spc_shift);
     return 0;
+}
+
+static int alloc_mark(struct sf_vol *v, uint32_t c, uint32_t n, int used)
+{
+    return alloc_mark_x(v, c, n, used, 1);
 }
 
 static int cluster_free(struct sf_vol *v, uint32_t c, int *is_free)
@@ -159,11 +171,19 @@ static int free_run(struct sf_vol *v, uint32_t c, uint32_t max, uint32_t *len)
 {
     uint32_t end = SF_FIRST_CLUSTER + v->cluster_count, n = 0;
     /* Read the map ahead, past this run too: the next allocation steps of a stream look
-     * there, and one long read now saves a read per map sector later (cache.c bounds it). */
-    if (vol_is_exfat(v))
-        bitmap_readahead(v, c, end - c);
-    else
-        fat_table_readahead(v, c, end - c);
+     * there, and one long read now saves a read per map sector later (cache.c bounds it).
+     * Not when the run asked for ends in the map sector of c: a file growing by a cluster or
+     * two at a time would pay for the look at the cache on every step. */
+    uint32_t last = max < end - c ? c + max - 1 : end - 1;
+    uint32_t base = vol_is_exfat(v) ? SF_FIRST_CLUSTER : 0;     /* the map's first entry */
+    uint32_t sh = vol_is_exfat(v) ? v->sector_shift + 3u                /* bits per sector */
+                  : v->sector_shift - (v->fat_bits == 32 ? 2u : 1u);   /* entries per sector */
+    if (!max || ((c - base) >> sh) != ((last - base) >> sh)) {
+        if (vol_is_exfat(v))
+            bitmap_readahead(v, c, end - c);
+        else
+            fat_table_readahead(v, c, end - c);
+    }
     while (n < max && c + n < end) {
         int is_free, err = cluster_free(v, c + n, &is_free);
         if (err)
@@ -272,7 +292,7 @@ int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32
 
 /* Release the FAT chain starting at c, in runs of adjacent clusters; each run is released
  * only after the entries of all its clusters were read. */
-static int free_fat_chain(struct sf_vol *v, uint32_t c)
+static int free_fat_chain(struct sf_vol *v, uint32_t c, int forget)
 {
     struct sf_chain fc = { c, 0, 0 };
     uint32_t run_start = c, run_len = 0, steps = 0;
@@ -286,29 +306,34 @@ static int free_fat_chain(struct sf_vol *v, uint32_t c)
         if (run_len && c == run_start + run_len) {
             run_len++;
         } else {
-            if (run_len && (err = alloc_mark(v, run_start, run_len, 0)))
+            if (run_len && (err = alloc_mark_x(v, run_start, run_len, 0, forget)))
                 return err;
             run_start = c;
             run_len = 1;
         }
         c = next;
     }
-    return run_len ? alloc_mark(v, run_start, run_len, 0) : 0;
+    return run_len ? alloc_mark_x(v, run_start, run_len, 0, forget) : 0;
 }
 
-int chain_free(struct sf_vol *v, const struct sf_chain *ch, uint32_t n)
+static int chain_free_x(struct sf_vol *v, const struct sf_chain *ch, uint32_t n, int forget)
 {
     if (!ch->first)
         return 0;
     if (!clus_ok(v, ch->first))
         return SF_ECORRUPT;
     if (ch->contiguous)
-        return alloc_mark(v, ch->first, n, 0);
-    return free_fat_chain(v, ch->first);
+        return alloc_mark_x(v, ch->first, n, 0, forget);
+    return free_fat_chain(v, ch->first, forget);
+}
+
+int chain_free(struct sf_vol *v, const struct sf_chain *ch, uint32_t n)
+{
+    return chain_free_x(v, ch, n, 1);
 }
 
 int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t keep,
-                 uint32_t *last)
+                 uint32_t *last, uint32_t from_clus, uint32_t from_index)
 {
     int err;
     if (keep >= have)
@@ -318,19 +343,20 @@ int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t 
         ch->first = 0;
         ch->size = 0;
         *last = 0;
-        return chain_free(v, &old, have);
+        return chain_free_x(v, &old, have, 0);
     }
     if (ch->contiguous) {
-        if ((err = alloc_mark(v, ch->first + keep, have - keep, 0)))
+        if ((err = alloc_mark_x(v, ch->first + keep, have - keep, 0, 0)))
             return err;
         *last = ch->first + keep - 1;
     } else {
         uint32_t c, tail;
-        if ((err = chain_seek(v, ch, keep - 1, 0, 0, &c)) || (err = chain_next(v, ch, c, &tail)))
+        if ((err = chain_seek(v, ch, keep - 1, from_clus, from_index, &c)) ||
+            (err = chain_next(v, ch, c, &tail)))
             return err;
         if ((err = fat_set(v, c, SF_FAT_EOC)))    /* cut first: the tail only leaks */
             return err;
-        if (tail && (err = free_fat_chain(v, tail)))
+        if (tail && (err = free_fat_chain(v, tail, 0)))
             return err;
         *last = c;
     }

@@ -3,8 +3,9 @@
  * Write-through: a changed sector is written at once by cache_put, so the order of metadata
  * writes on the device is exactly the order of cache_put calls. That order is what the
  * crash-consistency rules in docs/DESIGN.md are stated in; a write-back cache would have to
- * re-establish it at every flush. File data never passes through here: writers of data call
- * cache_forget for the sectors they overwrite.
+ * re-establish it at every flush. File data never passes through here: clusters
+ * are forgotten when they are freed (alloc.c), so a file's clusters have no cached sectors and
+ * its data is written around the cache without a lookup.
  *
  * Direct-mapped: sector L lives in slot L mod n. Lookups are O(1) however large the cache;
  * a sequential scan of a directory or bitmap fills distinct slots. */
@@ -64,11 +65,19 @@ void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n)
 {
     uint32_t i, k = 0;
     uint32_t max = v->cache_n / 8 < SF_CACHE_READAHEAD ? v->cache_n / 8 : SF_CACHE_READAHEAD;
+    /* The first and the last sector of the window cached: an earlier read-ahead brought it
+     * (allocation steps call this at every step; walking the window each time cost more the
+     * bigger the cache). A sector evicted in between is read alone by cache_get. */
+    uint32_t w = n < max ? n : max, skip = 0;
+    if (w && v->cache[slot_of(v, lba)].lba == lba &&
+        v->cache[slot_of(v, lba + w - 1)].lba == lba + w - 1)
+        return;
     /* Leading sectors already cached (the partly used map sector a scan starts in) need
      * nothing; the read starts after them. */
-    while (n && v->cache[slot_of(v, lba)].lba == lba) {
+    while (n && skip < max && v->cache[slot_of(v, lba)].lba == lba) {
         lba++;
         n--;
+        skip++;
     }
     i = slot_of(v, lba);
     if (n > max)

@@ -109,6 +109,16 @@ static int file_map(struct sf_file *f, uint64_t pos, uint64_t max, uint64_t *lba
     struct sf_vol *v = f->vol;
     uint32_t ci = (uint32_t)(pos >> v->cluster_shift), c;
     uint32_t in = (uint32_t)(pos & (vol_cs(v) - 1));
+    if (ci - f->ext_idx < f->ext_n) {
+        /* inside the run the allocation made: no FAT to follow */
+        c = f->ext_clus + (ci - f->ext_idx);
+        f->cur_cluster = c;
+        f->cur_index = ci;
+        *lba = clus_lba(v, c) + (in >> v->sector_shift);
+        uint64_t n = ((uint64_t)(f->ext_idx + f->ext_n - ci) << v->cluster_shift) - in;
+        *run = n < max ? n : max;
+        return 0;
+    }
     int err = chain_seek(v, &f->chain, ci, f->cur_cluster, f->cur_index, &c);
     if (err)
         return err;
@@ -148,6 +158,43 @@ static uint32_t direct_secs(const struct sf_vol *v, uint64_t run)
     return secs > 0x10000 ? 0x10000 : (uint32_t)secs;
 }
 
+/* ---- the sector buffer (vol.h, SF_FILE_BUF_SIZE) ---- */
+static int fbuf_usable(const struct sf_file *f)
+{
+#if SF_FILE_BUF_SIZE > 0
+    return vol_ss(f->vol) <= SF_FILE_BUF_SIZE && buf_aligned(f->vol, f->fbuf);
+#else
+    (void)f;
+    return 0;
+#endif
+}
+
+/* The changed sector in the buffer to the device. */
+static int fbuf_flush(struct sf_file *f)
+{
+#if SF_FILE_BUF_SIZE > 0
+    if (f->bstate == 2) {
+        struct sf_vol *v = f->vol;
+        v->unflushed = 1;
+        int err = sf_bdev_write(v->bd, f->blba, f->fbuf, 1);
+        if (err)
+            return err;
+        f->bstate = 1;
+    }
+#else
+    (void)f;
+#endif
+    return 0;
+}
+
+/* Flush and forget the buffered sector (before the chain or the data change around it). */
+static int fbuf_drop(struct sf_file *f)
+{
+    int err = fbuf_flush(f);
+    f->bstate = 0;
+    return err;
+}
+
 sf_ssize_t sf_read(struct sf_file *f, void *buf, size_t n)
 {
     struct sf_vol *v = f->vol;
@@ -161,6 +208,8 @@ sf_ssize_t sf_read(struct sf_file *f, void *buf, size_t n)
         return f->failed;
     if (f->pos >= f->size)
         return 0;
+    if ((err = fbuf_flush(f)))
+        return f->failed = err;
     if (n > f->size - f->pos)
         n = (size_t)(f->size - f->pos);
     while (done < n) {
@@ -199,11 +248,25 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
 {
     struct sf_vol *v = f->vol;
     uint32_t ss = vol_ss(v);
-    int err;
+    int err, fb = src && fbuf_usable(f);
+    (void)fb;                              /* SF_FILE_BUF_SIZE 0: no buffer */
+    if (!src && (err = fbuf_drop(f)))
+        return err;
     while (n) {
         uint64_t lba, run;
         uint32_t in = (uint32_t)(pos & (ss - 1));
         int direct = src && in == 0 && n >= ss && buf_aligned(v, src);
+#if SF_FILE_BUF_SIZE > 0
+        if (fb && !direct && f->bstate && (pos >> v->sector_shift) == f->bsec) {
+            run = ss - in < n ? ss - in : n;          /* the buffered sector: no mapping */
+            memcpy(f->fbuf + in, src, (size_t)run);
+            f->bstate = 2;
+            pos += run;
+            n -= run;
+            src += run;
+            continue;
+        }
+#endif
         /* Map only what this step uses: one sector unless the caller's buffer goes straight
          * to the device (mapping all of n walks the chain ahead each time: zero-filling a
          * FAT file sector by sector was quadratic in its clusters). */
@@ -211,15 +274,24 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
             return err;
         if (direct) {
             uint32_t secs = direct_secs(v, run);
-            cache_forget(v, lba, secs);
+            if (f->bstate && f->bsec - (pos >> v->sector_shift) < secs)
+                f->bstate = 0;         /* the buffered sector is overwritten whole */
             v->unflushed = 1;
             if ((err = sf_bdev_write(v->bd, lba, src, secs)))
                 return err;
             run = secs << v->sector_shift;
         } else {
-            uint8_t *s = cache_scratch(v);
+            uint8_t *s;
             if (run > ss - in)
                 run = ss - in;
+            /* another sector: the changed one in the buffer goes out, this one comes in */
+            if (fb && (err = fbuf_drop(f)))
+                return err;
+#if SF_FILE_BUF_SIZE > 0
+            s = fb ? f->fbuf : cache_scratch(v);
+#else
+            s = cache_scratch(v);
+#endif
             if (in == 0 && run == ss) {
                 /* whole sector: nothing to keep */
             } else if (pos - in >= f->valid_length) {
@@ -231,10 +303,15 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
                 memcpy(s + in, src, (size_t)run);
             else
                 memset(s + in, 0, (size_t)run);
-            cache_forget(v, lba, 1);
-            v->unflushed = 1;
-            if ((err = sf_bdev_write(v->bd, lba, s, 1)))
-                return err;
+            if (fb) {
+                f->bsec = pos >> v->sector_shift;
+                f->blba = lba;
+                f->bstate = 2;
+            } else {
+                v->unflushed = 1;
+                if ((err = sf_bdev_write(v->bd, lba, s, 1)))
+                    return err;
+            }
         }
         pos += run;
         n -= run;
@@ -244,8 +321,56 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
     return 0;
 }
 
+/* exFAT: a file that grows past its first cluster grows on in place, where the clusters
+ * after it are free, up to a multiple of 1 MiB of clusters (at least 8), so that a file
+ * growing by small writes marks the bitmap once per step, not at every cluster. Only in
+ * place (no new run: a NoFatChain file stays one). sf_close frees what the size does not
+ * cover; a cut before leaves them allocated (leaked until a check), as the stream's
+ * preallocation does. Nothing fails for want of the padding (SF_ENOSPC is no error here). */
+static int file_pad_exfat(struct sf_file *f, uint64_t need)
+{
+    struct sf_vol *v = f->vol;
+    uint32_t g = v->cluster_shift >= 17 ? 8u : 1u << (20 - v->cluster_shift);
+    /* g is a power of two and need below 2^32 (reserve checked it against cluster_count):
+     * a mask, not a 64-bit division a Cortex-M would take from libgcc */
+    uint32_t pad = g - 1 - ((uint32_t)(need - 1) & (g - 1)), nr = 1, have = file_clusters(f);
+    if (!pad || need + pad > v->cluster_count || have != need)
+        return 0;
+    struct sf_run run = { f->last_cluster, 1 };      /* full list: grow in place only */
+    uint32_t old_last = f->last_cluster;
+    int err = chain_grow_runs(v, &f->chain, have, &f->last_cluster, pad, &run, 1, &nr);
+    if (err) {
+        f->ext_n = 0;
+        return err == SF_ENOSPC ? 0 : err;
+    }
+    uint32_t added = f->last_cluster - old_last;
+    if (f->ext_n && f->ext_idx + f->ext_n == have && f->ext_clus + f->ext_n == old_last + 1)
+        f->ext_n += added;
+    return 0;
+}
+
+/* The known run in bytes and sectors, for sf_write's direct path. */
+static void ext_note(struct sf_file *f)
+{
+    struct sf_vol *v = f->vol;
+    f->ext_pos = (uint64_t)f->ext_idx << v->cluster_shift;
+    f->ext_end = f->ext_n ? (uint64_t)(f->ext_idx + f->ext_n) << v->cluster_shift : 0;
+    if (!vol_is_exfat(v) && f->ext_end > SF_FAT_MAX_FILE)
+        f->ext_end = SF_FAT_MAX_FILE;
+    f->ext_lba = f->ext_n ? clus_lba(v, f->ext_clus) : 0;
+}
+
+static int reserve(struct sf_file *f, uint64_t size);
+
 /* Make the allocation cover `size` bytes. On SF_ENOSPC the chain keeps what could be had. */
-static int file_reserve(struct sf_file *f, uint64_t size)
+static SF_NOINLINE int file_reserve(struct sf_file *f, uint64_t size)
+{
+    int err = reserve(f, size);
+    ext_note(f);
+    return err;
+}
+
+static int reserve(struct sf_file *f, uint64_t size)
 {
     struct sf_vol *v = f->vol;
     uint64_t need = (size + vol_cs(v) - 1) >> v->cluster_shift;
@@ -269,13 +394,39 @@ static int file_reserve(struct sf_file *f, uint64_t size)
             need + pad > v->cluster_count)
             pad = 0;
     }
-    err = chain_grow(v, &f->chain, have, &f->last_cluster, n + pad);
+    uint32_t target = have + n + pad;
+    if (have && !f->ext_n) {
+        f->ext_idx = have - 1;                /* the run starts at the last cluster */
+        f->ext_clus = f->last_cluster;
+        f->ext_n = 1;
+    }
+    do {
+        struct sf_run runs[4];
+        uint32_t nr = 0, idx = file_clusters(f);
+        err = chain_grow_runs(v, &f->chain, idx, &f->last_cluster, target - idx, runs, 4, &nr);
+        if (err) {
+            f->ext_n = 0;
+            break;
+        }
+        for (uint32_t i = 0; i < nr; idx += runs[i].count, i++) {
+            if (f->ext_n && f->ext_idx + f->ext_n == idx && f->ext_clus + f->ext_n == runs[i].first) {
+                f->ext_n += runs[i].count;
+            } else {
+                f->ext_idx = idx;
+                f->ext_clus = runs[i].first;
+                f->ext_n = runs[i].count;
+            }
+        }
+    } while (file_clusters(f) < target);
     if (err == SF_ENOSPC && pad && file_clusters(f) >= need)
         return 0;                /* the padding did not fit, what was asked for did */
+    if (!err && vol_is_exfat(v) && have)
+        err = file_pad_exfat(f, need);
     return err;
 }
 
-sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
+/* sf_write's general path: allocation, zeros over a gap, mapping, partial sectors. */
+static SF_NOINLINE sf_ssize_t write_slow(struct sf_file *f, const void *buf, size_t n)
 {
     struct sf_vol *v = f->vol;
     int err;
@@ -285,9 +436,9 @@ sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
         return f->failed;
     if (f->flags & SF_O_APPEND)
         f->pos = f->size;
+    uint64_t end = f->pos + n;
     if (n == 0)
         return 0;
-    uint64_t end = f->pos + n;
     if (end < f->pos || (!vol_is_exfat(v) && end > SF_FAT_MAX_FILE))
         return SF_EFBIG;
     err = file_reserve(f, end);
@@ -307,6 +458,49 @@ sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
     }
     if ((err = write_at(f, f->pos, buf, n)))
         return f->failed = err;
+    f->pos = end;
+    if (end > f->valid_length)
+        f->valid_length = end;
+    if (end > f->size)
+        f->size = f->data_length = end;
+    f->meta_dirty = 1;
+    return (sf_ssize_t)n;
+}
+
+sf_ssize_t sf_write(struct sf_file *f, const void *buf, size_t n)
+{
+    struct sf_vol *v = f->vol;
+    if (!v || !file_writable(f) || f->failed)
+        return write_slow(f, buf, n);
+    if (f->flags & SF_O_APPEND)
+        f->pos = f->size;
+    uint64_t pos = f->pos, end = pos + n;
+#if SF_FILE_BUF_SIZE > 0
+    /* Within the buffered sector, not past the written part (exFAT's watermark): a copy. */
+    if (f->bstate && n && (pos >> v->sector_shift) == f->bsec &&
+        ((end - 1) >> v->sector_shift) == f->bsec && pos <= f->valid_length &&
+        (vol_is_exfat(v) || end <= SF_FAT_MAX_FILE)) {
+        memcpy(f->fbuf + (pos & (vol_ss(v) - 1)), buf, n);
+        f->bstate = 2;
+        goto done;
+    }
+#endif
+    /* Whole sectors inside the run the allocation made (ext_end: below FAT's 4 GiB), not
+     * past the written part: straight to the device, nothing to allocate, map or zero. */
+    if (n && !((pos | n) & (vol_ss(v) - 1)) && pos >= f->ext_pos && end <= f->ext_end &&
+        pos <= f->valid_length && (n >> v->sector_shift) <= 0x10000 && buf_aligned(v, buf)) {
+        uint32_t secs = (uint32_t)(n >> v->sector_shift);
+        if (f->bstate && f->bsec - (pos >> v->sector_shift) < secs)
+            f->bstate = 0;         /* the buffered sector is overwritten whole */
+        v->unflushed = 1;
+        int err = sf_bdev_write(v->bd, f->ext_lba + ((pos - f->ext_pos) >> v->sector_shift),
+                                buf, secs);
+        if (err)
+            return f->failed = err;
+        goto done;
+    }
+    return write_slow(f, buf, n);
+done:
     f->pos = end;
     if (end > f->valid_length)
         f->valid_length = end;
@@ -379,11 +573,18 @@ static int file_release_tail(struct sf_file *f)
     if (keep == 0)
         after.first = 0;
     after.size = (uint64_t)keep << v->cluster_shift;
+    uint32_t hc = f->cur_cluster, hi = f->cur_index;
+    if (keep && keep - 1 - f->ext_idx < f->ext_n) {
+        hi = keep - 1;                 /* the new last cluster is in the known run */
+        hc = f->ext_clus + (hi - f->ext_idx);
+    }
     if ((err = entry_commit(f, &after)) ||
-        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster)))
+        (err = chain_shrink(v, &f->chain, have, keep, &f->last_cluster, hc, hi)))
         return err;
     f->cur_cluster = 0;
     f->cur_index = 0;
+    f->ext_n = 0;
+    ext_note(f);
     f->meta_dirty = 0;
     return 0;
 }
@@ -398,6 +599,8 @@ int sf_truncate(struct sf_file *f, uint64_t size)
         return f->failed;
     if (size == f->size)
         return 0;
+    if ((err = fbuf_drop(f)))
+        return f->failed = err;
     if (size > f->size) {
         if (!vol_is_exfat(v) && size > SF_FAT_MAX_FILE)
             return SF_EFBIG;
@@ -432,7 +635,7 @@ int sf_sync(struct sf_file *f)
         return f->failed;
     if (!file_writable(f) || !f->meta_dirty)
         return 0;
-    if ((err = file_commit(f)))
+    if ((err = fbuf_flush(f)) || (err = file_commit(f)))
         f->failed = err;
     return err;
 }
@@ -444,8 +647,11 @@ int sf_close(struct sf_file *f)
         return SF_EBADF;
     int err = file_writable(f) ? f->failed : 0;
     if (file_writable(f) && !f->failed) {
-        /* Clusters allocated beyond the size (preallocation, a failed grow) go back. */
-        err = file_release_tail(f);
+        /* The buffered sector, then clusters allocated beyond the size (preallocation, a
+         * failed grow) go back. */
+        err = fbuf_flush(f);
+        if (!err)
+            err = file_release_tail(f);
         if (!err)
             err = sf_sync(f);
     }

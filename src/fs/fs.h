@@ -46,7 +46,8 @@ int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec);
 void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n);
 /* Write the cached sector (after the caller changed it through the pointer). */
 int cache_put(struct sf_vol *v, uint64_t lba);
-/* Forget cached copies of sectors that are about to be written around the cache. */
+/* Forget cached copies of sectors that are about to be written around the cache. Freeing
+ * clusters forgets theirs (alloc.c), so file data written into allocated clusters needs none. */
 void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count);
 /* A sector about to be written around the cache with these contents: a cached copy follows. */
 void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
@@ -106,9 +107,12 @@ struct sf_run {
 };
 int chain_grow_runs(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t *last,
                     uint32_t n, struct sf_run *runs, uint32_t max_runs, uint32_t *nruns);
-/* Shrink a chain to `keep` clusters (0 frees all; ch->first becomes 0). */
+/* Shrink a regular file's chain to `keep` clusters (0 frees all; ch->first becomes 0);
+ * unlike chain_free it does not forget cached sectors of what it frees (alloc.c). from_clus,
+ * from_index: a known cluster of the chain to walk from, as chain_seek (0, 0: none), so that
+ * cutting a long file near its end does not walk it from the start. */
 int chain_shrink(struct sf_vol *v, struct sf_chain *ch, uint32_t have, uint32_t keep,
-                 uint32_t *last);
+                 uint32_t *last, uint32_t from_clus, uint32_t from_index);
 /* Free every cluster of a chain of `n` clusters (n ignored for FAT chains: walks to EOC). */
 int chain_free(struct sf_vol *v, const struct sf_chain *ch, uint32_t n);
 

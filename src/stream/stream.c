@@ -200,7 +200,6 @@ static int write_sectors(struct sf_stream *s, uint64_t off, const uint8_t *src, 
             run = bytes;
         if (run > (1u << 30))
             run = 1u << 30;
-        cache_forget(v, lba, run >> v->sector_shift);
         v->unflushed = 1;
         if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
             return err;
@@ -218,10 +217,16 @@ static int buf_aligned(const struct sf_vol *v, const void *p)
     return a <= 1 || ((uintptr_t)p & (a - 1)) == 0;
 }
 
+static uint32_t pending_bios(const struct sf_stream *s)
+{
+    return SF_STREAM_BIOS - s->bio_top;
+}
+
 static int drain(struct sf_stream *s);
 static int maybe_checkpoint(struct sf_stream *s, int behind);
 
-sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
+/* sf_stream_write's general path. */
+static SF_NOINLINE sf_ssize_t write_general(struct sf_stream *s, const void *buf, size_t n)
 {
     struct sf_vol *v = s->v;
     const uint8_t *src = buf;
@@ -234,9 +239,9 @@ sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
         return s->failed;
     if (!n)
         return 0;
+    uint64_t end = s->pos + n;
     if ((err = drain(s)))
         return err;
-    uint64_t end = s->pos + n;
     if ((err = reserve_for(s, end, (end + ss - 1) & ~(uint64_t)(ss - 1))))
         return err;
     uint64_t off = s->pos - s->tail_len;       /* sector-aligned start of pending data */
@@ -283,6 +288,34 @@ sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
     return (sf_ssize_t)n;
 }
 
+sf_ssize_t sf_stream_write(struct sf_stream *s, const void *buf, size_t n)
+{
+    struct sf_vol *v = s->v;
+    /* Whole sectors, nothing in flight or queued, no checkpoint due by size or time, all of
+     * it allocated inside the first extent: one device write (what the general path comes
+     * to, without its bookkeeping). */
+    if (v && !s->failed && !s->tail_len && n && !(n & (vol_ss(v) - 1)) && !s->count &&
+        !pending_bios(s) && !s->ck_state && !s->cfg.checkpoint_bytes && !s->cfg.checkpoint_ms &&
+        s->ext_n && s->pos >= s->ext_off &&
+        s->pos + n - s->ext_off <= (uint64_t)s->ext[0].count << v->cluster_shift &&
+        s->pos + n <= s->alloc && (vol_is_exfat(v) || s->pos + n <= SF_FAT_MAX_FILE) &&
+        (n >> v->sector_shift) <= 0x10000 && buf_aligned(v, buf)) {
+        uint64_t lba = v->heap_offset +
+                       ((uint64_t)(s->ext[0].first - SF_FIRST_CLUSTER) << v->spc_shift) +
+                       ((s->pos - s->ext_off) >> v->sector_shift);
+        v->unflushed = 1;
+        int err = sf_bdev_write(v->bd, lba, buf, (uint32_t)(n >> v->sector_shift));
+        if (err)
+            return fail(s, err);
+        s->st.data_requests++;
+        s->pos += n;
+        s->done_end = s->pos;
+        s->st.bytes_accepted += n;
+        return (sf_ssize_t)n;
+    }
+    return write_general(s, buf, n);
+}
+
 /* ---- asynchronous requests ---- */
 
 static int ck_done(struct sf_stream *s, int result);
@@ -309,11 +342,6 @@ static int reap(struct sf_stream *s, int wait)
         s->bio_stack[s->bio_top++] = (uint16_t)(done[i] - s->bio);
     }
     return k;
-}
-
-static uint32_t pending_bios(const struct sf_stream *s)
-{
-    return SF_STREAM_BIOS - s->bio_top;
 }
 
 /* The error of a completed request not yet handed back by poll, among those ending at or
@@ -397,7 +425,6 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
         b->buf = (void *)(uintptr_t)src;
         b->result = 0;
         b->user = r;
-        cache_forget(v, lba, b->count);
         v->unflushed = 1;
         r->pending++;
         if ((err = sf_bdev_submit(v->bd, b))) {
