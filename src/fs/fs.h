@@ -56,7 +56,12 @@ uint8_t *cache_scratch(struct sf_vol *v);
 
 static inline uint32_t vol_ss(const struct sf_vol *v) { return 1u << v->sector_shift; }
 static inline uint32_t vol_cs(const struct sf_vol *v) { return 1u << v->cluster_shift; }
-static inline int vol_is_exfat(const struct sf_vol *v) { return v->fs_type == SF_FS_EXFAT; }
+/* Constant 0 in a core built without exFAT (config.h): every exFAT branch of the shared
+ * layers then drops out of a FAT-only firmware such as the tiny set. */
+static inline int vol_is_exfat(const struct sf_vol *v)
+{
+    return SF_HAVE_EXFAT && v->fs_type == SF_FS_EXFAT;
+}
 static inline int clus_ok(const struct sf_vol *v, uint32_t c)
 {
     return c >= SF_FIRST_CLUSTER && c - SF_FIRST_CLUSTER < v->cluster_count;
