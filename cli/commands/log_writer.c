@@ -171,7 +171,7 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         /* the core's control stage (--filter, --prescale, --start/--stop) keeps frames the
          * source handed to the log out of the ring: not offered to it */
         json_kv_u64(out, &first, "records_offered", ss->offered - kept_out);
-        json_kv_u64(out, &first, "records_filtered", ss->filtered + st->records_filtered);
+        json_kv_u64(out, &first, "records_filtered", st->records_filtered);
         json_kv_u64(out, &first, "records_prescaled", st->records_prescaled);
         json_kv_u64(out, &first, "records_paused", st->records_paused);
         json_kv_u64(out, &first, "source_dropped", ss->dropped);
@@ -220,8 +220,8 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         fprintf(stderr, ", %" PRIu64 " deleted", st->files_deleted);
     if (st->triggers)
         fprintf(stderr, ", %" PRIu64 " trigger%s", st->triggers, st->triggers == 1 ? "" : "s");
-    if (ss->filtered + st->records_filtered)
-        fprintf(stderr, ", %" PRIu64 " filtered", ss->filtered + st->records_filtered);
+    if (st->records_filtered)
+        fprintf(stderr, ", %" PRIu64 " filtered", st->records_filtered);
     if (st->records_prescaled)
         fprintf(stderr, ", %" PRIu64 " prescaled", st->records_prescaled);
     if (st->records_paused)

@@ -141,7 +141,7 @@ void src_no_frames_check(struct log_source *s)
 {
     uint64_t bad = atomic_load(&s->bad);
 
-    if (atomic_load(&s->offered) + atomic_load(&s->filtered) == 0)
+    if (atomic_load(&s->offered) == 0)
         src_set_error(s, "%s: no CAN frame in it (%" PRIu64 " unreadable line%s): not a candump, "
                       "ASC or BLF log", s->path, bad, bad == 1 ? "" : "s");
 }

@@ -74,7 +74,7 @@ static void *gen_can_main(void *arg)
     struct src_can_frame f;
     uint64_t k = 0, t0 = now_ns(CLOCK_MONOTONIC), r0 = now_ns(CLOCK_REALTIME);
     uint64_t limit = s->o.max_records ? p->quota : UINT64_MAX;
-    int simple = !s->o.nfilters && !s->o.nrules && !s->o.max_bytes;
+    int simple = !s->o.nrules && !s->o.max_bytes;
 
     memset(&f, 0, sizeof f);
     f.len = 8;

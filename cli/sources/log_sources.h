@@ -56,8 +56,6 @@ struct src_opts {
     int fast;                   /* --fast (file:) */
     uint64_t max_records;       /* 0: no limit */
     uint64_t max_bytes;         /* 0: no limit (record body bytes; raw: bytes) */
-    struct src_filter filters[SRC_MAX_FILTERS];
-    unsigned nfilters;
     struct src_rule rules[SRC_MAX_RULES];
     unsigned nrules;
     uint32_t max_body;          /* largest record body the log takes (block size - 64) */
@@ -68,7 +66,6 @@ struct src_stats {
     uint64_t offered;           /* records (raw: bytes) handed to the log, accepted or not */
     uint64_t offered_bytes;
     uint64_t dropped;           /* refused by the log (ring full), as the producers saw it */
-    uint64_t filtered;          /* rejected by --filter */
     uint64_t bad_input;         /* unparsable lines, oversized datagrams, short CAN reads */
     uint64_t waits;             /* times a non-real-time source waited for ring space */
     uint64_t latency_samples, latency_max_ns;

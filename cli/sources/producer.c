@@ -47,8 +47,7 @@ void src_flush_counters(struct producer *p)
     atomic_fetch_add_explicit(&s->offered, p->offered, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->offered_bytes, p->offered_bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->dropped, p->dropped, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->filtered, p->filtered, memory_order_relaxed);
-    p->offered = p->offered_bytes = p->dropped = p->filtered = 0;
+    p->offered = p->offered_bytes = p->dropped = 0;
 }
 
 void src_wait_for_room(struct log_source *s, struct waiter *w, uint64_t need)

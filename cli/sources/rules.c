@@ -1,7 +1,7 @@
-/* Filters, trigger rules and limits of the log sources (log_sources.h): parsing --filter
- * and --trigger, and applying them with the --max-records / --max-bytes budget to what a
- * producer offers the log. Filters and CAN rules act in src_emit_can; latency rules in
- * latency.c through src_fire. */
+/* Trigger rules and limits of the log sources (log_sources.h): parsing --filter (which the
+ * core's control stage applies, cli/commands/log_control.c) and --trigger, and applying the
+ * rules with the --max-records / --max-bytes budget to what a producer offers the log. CAN
+ * rules act in src_emit_can; latency rules in latency.c through src_fire. */
 #include "source_int.h"
 #include "common/units.h"
 
@@ -100,21 +100,6 @@ int src_take_budget(struct log_source *s, uint64_t bytes)
     return 1;
 }
 
-static int filter_pass(const struct log_source *s, uint32_t id)
-{
-    int pass = !s->has_accept;
-
-    for (unsigned i = 0; i < s->o.nfilters; i++) {
-        const struct src_filter *f = &s->o.filters[i];
-        if (((id ^ f->id) & f->mask) == 0) {
-            if (f->reject)
-                return 0;
-            pass = 1;
-        }
-    }
-    return pass;
-}
-
 void src_fire(struct log_source *s, uint64_t ts, const char *fmt, ...)
 {
     va_list ap;
@@ -149,10 +134,6 @@ int src_emit_can(struct producer *p, const struct src_can_frame *f)
     struct log_source *s = p->s;
     int rc;
 
-    if (s->o.nfilters && !filter_pass(s, f->id)) {
-        p->filtered++;
-        return 0;
-    }
     if ((s->o.max_records || s->o.max_bytes) &&
         !src_take_budget(s, sf_rec_size(SF_CAN_BODY + f->len)))
         return -1;

@@ -55,9 +55,6 @@ struct log_source *src_parse(const char *spec, const struct src_opts *o, char *e
     pthread_mutex_init(&s->lock, NULL);
     for (unsigned i = 0; i < SRC_MAX_CHANNELS; i++)
         s->prod[i].fd = -1;
-    for (unsigned i = 0; i < o->nfilters; i++)
-        if (!o->filters[i].reject)
-            s->has_accept = 1;
 
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         if (kinds[k]->match(spec)) {
@@ -189,7 +186,6 @@ void src_get_stats(const struct log_source *cs, struct src_stats *st)
     st->offered = atomic_load(&s->offered);
     st->offered_bytes = atomic_load(&s->offered_bytes);
     st->dropped = atomic_load(&s->dropped);
-    st->filtered = atomic_load(&s->filtered);
     st->bad_input = atomic_load(&s->bad);
     st->waits = atomic_load(&s->waits);
     st->latency_samples = atomic_load(&s->lat_n);

@@ -67,7 +67,7 @@ struct producer {
     int fd;
     uint64_t quota;                 /* gen:can with --max-records: this channel's share */
     /* counters, flushed into the source's atomics every FLUSH_EVERY records */
-    uint64_t offered, offered_bytes, dropped, filtered;
+    uint64_t offered, offered_bytes, dropped;
 };
 
 struct log_source {
@@ -92,12 +92,10 @@ struct log_source {
     unsigned bad_shown;
     unsigned nprod;
     struct producer prod[SRC_MAX_CHANNELS];
-    int has_accept;
-
     atomic_int stop;
     atomic_uint finished;
     atomic_int limit_hit;
-    _Atomic uint64_t offered, offered_bytes, dropped, filtered, bad, waits;
+    _Atomic uint64_t offered, offered_bytes, dropped, bad, waits;
     _Atomic uint64_t lat_n, lat_max, rules_fired;
     _Atomic uint64_t budget_rec, budget_bytes;   /* taken so far, when limits are set */
     _Atomic uint64_t ring_free;                  /* published by the writer */
@@ -209,8 +207,8 @@ int src_take_budget(struct log_source *s, uint64_t bytes);
  * by another producer at the same moment stands for this one too). */
 void src_fire(struct log_source *s, uint64_t ts, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* One CAN frame through filters, budget and rules into the log. 1 appended (or dropped and
- * counted), 0 filtered, -1 the budget is used up. */
+/* One CAN frame through budget and rules into the log (--filter is the core's control
+ * stage, after it). 1 appended (or dropped and counted), -1 the budget is used up. */
 int src_emit_can(struct producer *p, const struct src_can_frame *f);
 
 /* ---- file.c --------------------------------------------------------------------------- */
