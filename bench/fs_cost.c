@@ -8,11 +8,8 @@
  *     WSIZE    bytes per write call; TOTAL bytes in all (into one new file)
  *     CACHE    metadata cache (cfg.buf) bytes, default 32K
  *
- * The device is a 4 GiB volume in sparse memory: 64 KiB pages materialised when first
- * written with anything but zeros (mkfs's zeroing of the FATs costs nothing), unwritten pages
- * read as zeros. Its copying is in dev_copy / dev_zero (never inlined) called only from the
- * device callbacks ram_rd / ram_wr, so that callgrind can take the device's cost out by
- * function: fs_cost.sh subtracts the inclusive cost of ram_rd and ram_wr.
+ * The device is a 4 GiB volume in sparse memory (bench/sparse_ram.h), whose callbacks
+ * ram_rd / ram_wr do all of its work: fs_cost.sh subtracts their inclusive cost.
  *
  * Prints the device requests made between the open and the close (inclusive):
  *   reads=R writes=W read_sectors=.. written_sectors=.. calls=N bytes=TOTAL */
@@ -25,101 +22,10 @@
 #include "streamfat/bdev.h"
 #include "streamfat/vol.h"
 #include "streamfat/stream.h"
+#include "sparse_ram.h"
 
-#define SS 512u
-#define PAGE (64u << 10)
 #define VOL_BYTES (4ull << 30)
-#define NPAGES (VOL_BYTES / PAGE)
 #define WORK_BYTES (64u << 10)
-
-struct sparse {
-    struct sf_bdev bd;
-    uint8_t **page;
-    uint64_t reads, writes, rsec, wsec;
-};
-
-static __attribute__((noinline)) void dev_copy(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n);
-    __asm__ volatile("" ::: "memory");
-}
-
-static __attribute__((noinline)) void dev_zero(void *dst, size_t n)
-{
-    memset(dst, 0, n);
-    __asm__ volatile("" ::: "memory");
-}
-
-static int all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return 0;
-    return 1;
-}
-
-static __attribute__((noinline)) int ram_rd(struct sf_bdev *bd, uint64_t lba, void *buf, uint32_t count)
-{
-    struct sparse *s = (struct sparse *)bd;
-    uint64_t off = lba * SS, n = (uint64_t)count * SS;
-    uint8_t *out = buf;
-    s->reads++;
-    s->rsec += count;
-    while (n) {
-        uint64_t p = off / PAGE, in = off % PAGE, k = PAGE - in < n ? PAGE - in : n;
-        if (s->page[p])
-            dev_copy(out, s->page[p] + in, (size_t)k);
-        else
-            dev_zero(out, (size_t)k);
-        out += k;
-        off += k;
-        n -= k;
-    }
-    return 0;
-}
-
-static __attribute__((noinline)) int ram_wr(struct sf_bdev *bd, uint64_t lba, const void *buf, uint32_t count)
-{
-    struct sparse *s = (struct sparse *)bd;
-    uint64_t off = lba * SS, n = (uint64_t)count * SS;
-    const uint8_t *in8 = buf;
-    s->writes++;
-    s->wsec += count;
-    while (n) {
-        uint64_t p = off / PAGE, in = off % PAGE, k = PAGE - in < n ? PAGE - in : n;
-        if (!s->page[p] && !all_zero(in8, (size_t)k)) {
-            if (!(s->page[p] = calloc(1, PAGE))) {
-                fprintf(stderr, "fs_cost: out of memory\n");
-                exit(1);
-            }
-        }
-        if (s->page[p])
-            dev_copy(s->page[p] + in, in8, (size_t)k);
-        in8 += k;
-        off += k;
-        n -= k;
-    }
-    return 0;
-}
-
-static int ram_fl(struct sf_bdev *bd)
-{
-    (void)bd;
-    return 0;
-}
-
-static uint64_t num(const char *s)
-{
-    char *end;
-    uint64_t v = strtoull(s, &end, 0);
-    switch (*end) {
-    case 'K': case 'k': v <<= 10; break;
-    case 'M': case 'm': v <<= 20; break;
-    case 'G': case 'g': v <<= 30; break;
-    default: break;
-    }
-    return v;
-}
 
 static void die(const char *what, int err)
 {
@@ -138,7 +44,7 @@ static void *xalloc(size_t n)
 
 int main(int argc, char **argv)
 {
-    static struct sparse dev;
+    static struct sparse_ram dev;
     static struct sf_vol v;
     static struct sf_file f;
     static struct sf_stream s;
@@ -152,20 +58,13 @@ int main(int argc, char **argv)
         return 2;
     }
     int fat = !strcmp(argv[1], "fat32");
-    uint32_t cs = (uint32_t)num(argv[2]);
+    uint32_t cs = (uint32_t)parse_size(argv[2]);
     int stream = !strcmp(argv[3], "stream");
-    size_t ws = (size_t)num(argv[4]);
-    uint64_t total = num(argv[5]);
-    uint32_t cache = argc > 6 ? (uint32_t)num(argv[6]) : 32u << 10;
+    size_t ws = (size_t)parse_size(argv[4]);
+    uint64_t total = parse_size(argv[5]);
+    uint32_t cache = argc > 6 ? (uint32_t)parse_size(argv[6]) : 32u << 10;
 
-    dev.page = calloc(NPAGES, sizeof *dev.page);
-    dev.bd.sector_size = SS;
-    dev.bd.sector_count = VOL_BYTES / SS;
-    dev.bd.align_sectors = 1;
-    dev.bd.mem_align = 1;
-    dev.bd.read = ram_rd;
-    dev.bd.write = ram_wr;
-    dev.bd.flush = ram_fl;
+    sparse_ram_init(&dev, VOL_BYTES);
 
     memset(&o, 0, sizeof o);
     o.fs_type = fat ? SF_FS_FAT32 : SF_FS_EXFAT;

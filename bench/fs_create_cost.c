@@ -6,13 +6,14 @@
  * Meant to run under callgrind (bench/fs_create_cost.sh): instrumentation is switched on
  * (valgrind client requests, when <valgrind/callgrind.h> exists) for the last 100 files
  * only, and --toggle-collect on sf_open/sf_write/sf_close keeps the count to those calls.
- * The device is sparse (64 KiB chunks materialised on first write, zeros before) and its
- * callbacks, dev_read/dev_write, are not inlined so that their cost can be taken off. */
+ * The device is bench/sparse_ram.h's, whose callbacks ram_rd / ram_wr do all of its work,
+ * so that their cost can be taken off. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "streamfat/sf.h"
+#include "sparse_ram.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -24,57 +25,9 @@
 #define CALLGRIND_STOP_INSTRUMENTATION
 #endif
 
-#define SS 512u
 #define DEV_BYTES (4ull << 30)
-#define CHUNK (64u * 1024)
-#define NCHUNK (DEV_BYTES / CHUNK)
 
-static uint8_t *chunks[NCHUNK];
-static const uint8_t zeros[CHUNK];
-
-static __attribute__((noinline)) int dev_read(struct sf_bdev *bd, uint64_t lba, void *buf,
-                                              uint32_t count)
-{
-    uint8_t *out = buf;
-    (void)bd;
-    for (uint64_t byte = lba * SS, end = byte + (uint64_t)count * SS; byte < end;) {
-        uint64_t c = byte / CHUNK, o = byte % CHUNK, n = CHUNK - o;
-        if (n > end - byte)
-            n = end - byte;
-        memcpy(out, chunks[c] ? chunks[c] + o : zeros + o, n);
-        out += n;
-        byte += n;
-    }
-    return 0;
-}
-
-static __attribute__((noinline)) int dev_write(struct sf_bdev *bd, uint64_t lba,
-                                               const void *buf, uint32_t count)
-{
-    const uint8_t *in = buf;
-    (void)bd;
-    for (uint64_t byte = lba * SS, end = byte + (uint64_t)count * SS; byte < end;) {
-        uint64_t c = byte / CHUNK, o = byte % CHUNK, n = CHUNK - o;
-        if (n > end - byte)
-            n = end - byte;
-        if (!chunks[c] && !(chunks[c] = calloc(1, CHUNK))) {
-            fprintf(stderr, "out of memory\n");
-            exit(1);
-        }
-        memcpy(chunks[c] + o, in, n);
-        in += n;
-        byte += n;
-    }
-    return 0;
-}
-
-static int dev_flush(struct sf_bdev *bd)
-{
-    (void)bd;
-    return 0;
-}
-
-static struct sf_bdev dev;
+static struct sparse_ram dev;
 static struct sf_vol vol;
 static uint8_t data[4096];
 
@@ -93,13 +46,7 @@ int main(int argc, char **argv)
     int exfat = !strcmp(argv[1], "exfat"), lfn = !strcmp(argv[2], "lfn");
     long n = strtol(argv[3], NULL, 10);
     uint32_t cache = (uint32_t)(argc > 4 ? strtoul(argv[4], NULL, 10) : 32) * 1024;
-    dev.sector_size = SS;
-    dev.sector_count = DEV_BYTES / SS;
-    dev.align_sectors = 1;
-    dev.mem_align = 1;
-    dev.read = dev_read;
-    dev.write = dev_write;
-    dev.flush = dev_flush;
+    sparse_ram_init(&dev, DEV_BYTES);
 
     static uint8_t work[1 << 20];
     struct sf_mkfs_opts o;
@@ -111,14 +58,14 @@ int main(int argc, char **argv)
     o.buf = work;
     o.buf_size = sizeof work;
     const char *why = "";
-    int err = sf_mkfs(&dev, &o, &why);
+    int err = sf_mkfs(&dev.bd, &o, &why);
     if (err) {
         fprintf(stderr, "mkfs: %s\n", why);
         die("mkfs", err);
     }
     struct sf_vol_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.bd = &dev;
+    cfg.bd = &dev.bd;
     cfg.buf = aligned_alloc(4096, cache);
     cfg.buf_size = cache;
     if ((err = sf_mount(&vol, &cfg)))

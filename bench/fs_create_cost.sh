@@ -2,7 +2,7 @@
 # Issue 18's create workload against FatFs's published figures: instructions per create
 # (sf_open + 4 KiB sf_write + sf_close) over the last 100 files of N in one directory,
 # callgrind with --toggle-collect on the three calls, the RAM device's callbacks
-# (dev_read/dev_write: memcpy and chunk lookup) taken off. Prints a markdown table.
+# (ram_rd/ram_wr, bench/sparse_ram.c: copying and page lookup) taken off. Prints a markdown table.
 #
 #   bench/fs_create_cost.sh [N ...]      default N: 1000 10000
 #
@@ -22,7 +22,7 @@ cmake --build "$BUILD" -j 2 --target streamfat-core >/dev/null 2>&1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cc -O2 -g -std=c11 -D_GNU_SOURCE -I"$SRC/include" -I"$BUILD/include" \
-    "$SRC/bench/fs_create_cost.c" "$BUILD/libstreamfat-core.a" -o "$TMP/fcc"
+    "$SRC/bench/fs_create_cost.c" "$SRC/bench/sparse_ram.c" "$BUILD/libstreamfat-core.a" -o "$TMP/fcc"
 CACHE=${FCC_CACHE_KIB:-32}
 NS=("$@")
 [[ ${#NS[@]} -gt 0 ]] || NS=(1000 10000)
@@ -43,7 +43,7 @@ for n in "${NS[@]}"; do
             { cat "$cg.log" >&2; exit 1; }
         callgrind_annotate --inclusive=yes --threshold=100 "$cg" 2>/dev/null >"$cg.txt"
         tot=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$cg.txt")
-        dev=$(awk '/:dev_(read|write) \[/ { gsub(",", "", $1); s += $1 } END { print s + 0 }' "$cg.txt")
+        dev=$(awk '/:ram_(rd|wr) \[/ { gsub(",", "", $1); s += $1 } END { print s + 0 }' "$cg.txt")
         per=$(( (tot - dev) / 100 ))
         ((n == 1000)) && AT[$c]=$per
         awk -v per="$per" -v r="${REF[$c]}" -v a="${AT[$c]:-0}" -v fs="$fs" -v nm="$names" -v n="$n" 'BEGIN {

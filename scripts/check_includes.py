@@ -24,6 +24,21 @@ of a core or driver file must satisfy:
   resolve   a "quoted" include names a file that exists (next to the file, in include/ or
             in src/, the compiler's search order here)
 
+Beside the core, two more kinds of files are checked (check_beside):
+
+  host/**       Linux code: any <angle> header (POSIX, Linux, liburing), every public header
+                (the host-only ones too) and host/ itself; never src/ (rule private: the
+                core's internals), cli/, drivers/ or anything else (rules cli, driver,
+                outside)
+  examples/**   firmware: any <angle> header (its toolchain's or its own C library), its own
+                folder, the public headers but the host-only ones (rule host) and drivers/;
+                never src/ (private), host/ (host), cli/ (cli), another example (example)
+                or anything else (outside)
+
+and for both, a "quoted" include must name a file (rule resolve; searched next to the file,
+in include/, drivers/*/ and examples/*/ for an example, and src/, so that a private header
+is reported as such).
+
 A violation prints FILE:LINE: rule RULE: what and why, and the exit status is 1. An intended
 exception is listed in EXCEPTIONS with its reason; one that no longer matches anything is an
 error too (rule "stale-exception"), so the list cannot rot. Python standard library only.
@@ -83,6 +98,10 @@ EXCEPTIONS = [
     ("include/streamfat/log_struct.h", "stdatomic.h",
      "a freestanding C11 header (no OS, no libc code): the ring's producer fields are "
      "_Atomic so an interrupt can log while the main loop writes, without locks"),
+    ("examples/sd-spi/main.c", "semihost.h",
+     "the semihosting console of examples/baremetal (-I in sd-spi's Makefile): both run "
+     "under QEMU with semihosting, one copy of it"),
+    ("examples/sd-spi/startup.c", "semihost.h", "as above"),
 ]
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -142,6 +161,93 @@ def resolve(root, path, kind, name):
         if os.path.isfile(p):
             return rel(root, p)
     return None
+
+
+def beside_files(root):
+    """(path relative to root) of every .c and .h under host/ and examples/."""
+    out = []
+    for top in ("host", "examples"):
+        for d, dirs, files in os.walk(os.path.join(root, top)):
+            dirs.sort()
+            for f in sorted(files):
+                if f.endswith((".c", ".h")):
+                    out.append(rel(root, os.path.join(d, f)))
+    return out
+
+
+def subdirs(root, top):
+    d = os.path.join(root, top)
+    return [os.path.join(d, x) for x in sorted(os.listdir(d))
+            if os.path.isdir(os.path.join(d, x))] if os.path.isdir(d) else []
+
+
+def check_beside(root, used):
+    """The rules of host/ and examples/ files (module docstring): errors, files, includes."""
+    errors = []
+    nfiles = nincludes = 0
+    for path in beside_files(root):
+        nfiles += 1
+        parts = path.split("/")
+        kind = parts[0]                         # "host" or "examples"
+        own = "/".join(parts[:2]) + "/"         # examples/<name>/
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().split("\n")
+        for lineno, line in enumerate(lines, 1):
+            m = INCLUDE_RE.match(line)
+            if not m:
+                continue
+            nincludes += 1
+            ik, name = m.group(1), m.group(2).strip()
+            shown = f"<{name}>" if ik == "<" else f'"{name}"'
+            exc = [i for i, e in enumerate(EXCEPTIONS) if e[0] == path and e[1] == name]
+            if exc:
+                used.update(exc)
+                continue
+            where = f"{path}:{lineno}"
+            if ik == "<" and not name.startswith("streamfat/"):
+                continue                        # POSIX / the target's C library
+            bases = [os.path.join(root, "include")]
+            if ik == '"':
+                bases.insert(0, os.path.dirname(os.path.join(root, path)))
+                if kind == "examples":
+                    bases += subdirs(root, "drivers") + subdirs(root, "examples")
+                bases.append(os.path.join(root, "src"))
+            target = None
+            for b in bases:
+                p = os.path.normpath(os.path.join(b, name))
+                if os.path.isfile(p):
+                    target = rel(root, p)
+                    break
+            if target is None:
+                errors.append(f"{where}: rule resolve: {shown} names no file")
+                continue
+            top = target.split("/")[0]
+            tname = target.split("/")[-1]
+            public = target.startswith("include/streamfat/") and target.count("/") == 2
+            if top == "src":
+                errors.append(f"{where}: rule private: {shown} is {target}, a private core "
+                              f"header; {kind}/ uses the core's public headers only")
+            elif top == "cli":
+                errors.append(f"{where}: rule cli: {shown} is {target}, a CLI header; "
+                              f"{kind}/ never includes the CLI")
+            elif kind == "host":
+                if top == "drivers":
+                    errors.append(f"{where}: rule driver: {shown} is {target}, a bare-metal "
+                                  f"driver header; host/ never includes drivers")
+                elif not (public or top == "host"):
+                    errors.append(f"{where}: rule outside: {shown} is {target}, outside "
+                                  f"host/ and the public headers")
+            elif top == "host" or (public and tname in HOST_HEADERS):
+                errors.append(f"{where}: rule host: {shown} is {target}, a host (Linux) "
+                              f"header; firmware never includes host code")
+            elif top == "examples" and not target.startswith(own):
+                errors.append(f"{where}: rule example: {shown} is {target}, another "
+                              f"example's file; an example includes its own folder, the "
+                              f"public headers and drivers")
+            elif not (public or top in ("drivers", "examples")):
+                errors.append(f"{where}: rule outside: {shown} is {target}, outside its "
+                              f"folder, the public headers and drivers/")
+    return errors, nfiles, nincludes
 
 
 def check(root):
@@ -206,6 +312,10 @@ def check(root):
                     errors.append(f"{where}: rule layer: {shown} is {target} (layer {tl}); "
                                   f"a {layer} file may include only "
                                   f"{', '.join(sorted(MAY_INCLUDE[layer]))}")
+    e2, n2, i2 = check_beside(root, used)
+    errors += e2
+    nfiles += n2
+    nincludes += i2
     for i, e in enumerate(EXCEPTIONS):
         if i not in used:
             errors.append(f"{e[0]}:1: rule stale-exception: the exception for {e[1]!r} "
@@ -226,7 +336,8 @@ def main(argv):
         print(f"check_includes: {len(errors)} violation(s) of the include rules "
               f"(docs/DESIGN.md, 'The map')")
         return 1
-    print(f"check_includes: {nfiles} core and driver files, {nincludes} includes, all within the rules "
+    print(f"check_includes: {nfiles} core, driver, host and example files, {nincludes} "
+          f"includes, all within the rules "
           f"({nexc} documented exceptions)")
     return 0
 

@@ -60,12 +60,17 @@ struct asc_state {
     int delta;                      /* "timestamps relative": each time counts from the last */
     uint64_t start_ns;              /* "date" / "Begin Triggerblock", ns since the epoch */
     uint64_t last_ns;               /* offset of the last event (delta mode) */
+    int date_bad;                   /* the "date" line did not parse and no Begin Triggerblock
+                                     * date has replaced it yet: a frame is then an error */
 };
 
 void asc_init(struct asc_state *st);
 /* One line (n bytes, a trailing newline allowed). Returns 1 with *fr set for a frame, 0 for
  * a line that is not one (header, comment, an event streamfat does not import), -1 with
- * *why set for a line that is not ASC or a frame line that does not parse. */
+ * *why set for a line that is not ASC or a frame line that does not parse. A "date" line
+ * that does not parse only sets st->date_bad (python-can's writer mangles its own date line
+ * now and then, and the Begin Triggerblock date it always writes replaces it); a frame while
+ * st->date_bad is set is the error "cannot read the date". */
 int asc_parse_line(struct asc_state *st, const char *line, size_t n, struct imp_frame *fr,
                    const char **why);
 

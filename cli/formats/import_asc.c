@@ -354,6 +354,8 @@ static int fd_frame(const struct asc_state *st, const char *p, const char *end,
 
 /* ---- the line parser ------------------------------------------------------------------- */
 
+static const char bad_date[] = "cannot read the date";
+
 void asc_init(struct asc_state *st)
 {
     memset(st, 0, sizeof *st);
@@ -427,6 +429,10 @@ static int event_line(struct asc_state *st, const struct tok *tt, const char *p,
     }
     if (rc <= 0)
         return rc;
+    if (st->date_bad) {         /* a frame with no start time to add its offset to */
+        *why = bad_date;
+        return -1;
+    }
     if (off > UINT64_MAX - st->start_ns) {
         *why = "time out of range";
         return -1;
@@ -450,10 +456,11 @@ int asc_parse_line(struct asc_state *st, const char *line, size_t n, struct imp_
     if (t.p[0] >= '0' && t.p[0] <= '9')
         return event_line(st, &t, p, end, fr, why);
     if (tok_is(&t, "date")) {
-        if (parse_date(p, end, &st->start_ns)) {
-            *why = "cannot read the date";
-            return -1;
-        }
+        /* python-can's ASCWriter (4.x) cuts the microseconds to 3 digits with a str.replace
+         * that also removes the same 3 digits elsewhere: ".123202 PM 2026" becomes ".123 PM
+         * 6". Its Begin Triggerblock line carries a good date, so the error waits for a frame
+         * that would need this one. */
+        st->date_bad = parse_date(p, end, &st->start_ns) != 0;
         return 0;
     }
     if (tok_is(&t, "base")) {
@@ -486,6 +493,7 @@ int asc_parse_line(struct asc_state *st, const char *line, size_t n, struct imp_
             *why = "cannot read the Triggerblock date";
             return -1;
         }
+        st->date_bad = 0;
         st->last_ns = 0;
         return 0;
     }
@@ -504,6 +512,7 @@ struct asc_reader {
     char *buf;                      /* LINE_CAP bytes */
     size_t pos, len;
     uint64_t line;
+    uint64_t date_line;             /* the "date" line that did not parse (st.date_bad) */
     int eof, failed;
     char err[512];
 };
@@ -564,8 +573,15 @@ int asc_reader_next(struct asc_reader *r, struct imp_frame *fr)
             r->len += (size_t)got;
             continue;
         }
-        if (!nl && r->pos == r->len)
+        if (!nl && r->pos == r->len) {
+            if (r->st.date_bad) {   /* nothing replaced the date: still an error */
+                snprintf(r->err, sizeof r->err, "%s:%llu: ASC: %s", r->name,
+                         (unsigned long long)r->date_line, bad_date);
+                r->failed = 1;
+                return -1;
+            }
             return 0;
+        }
         n = nl ? (size_t)(nl - (r->buf + r->pos)) + 1 : r->len - r->pos;
         r->line++;
         if (r->line == 1 && n >= 3 && memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0) {
@@ -574,11 +590,15 @@ int asc_reader_next(struct asc_reader *r, struct imp_frame *fr)
         }
         rc = asc_parse_line(&r->st, r->buf + r->pos, n, fr, &why);
         r->pos += n;
+        if (r->st.date_bad && !r->date_line)
+            r->date_line = r->line;
+        else if (!r->st.date_bad)
+            r->date_line = 0;
         if (rc > 0)
             return 1;
         if (rc < 0) {
             snprintf(r->err, sizeof r->err, "%s:%llu: ASC: %s", r->name,
-                     (unsigned long long)r->line, why);
+                     (unsigned long long)(why == bad_date ? r->date_line : r->line), why);
             r->failed = 1;
             return -1;
         }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "streamfat/sf.h"
+#include "../../bench/sparse_ram.h"   /* parse_size */
 
 struct pbd {
     struct sf_bdev bd;
@@ -42,23 +43,6 @@ static int p_write(struct sf_bdev *bd, uint64_t lba, const void *buf, uint32_t c
 static int p_flush(struct sf_bdev *bd)
 {
     return fsync(((struct pbd *)bd)->fd) ? SF_EIO : 0;
-}
-
-static uint64_t parse_size(const char *s)
-{
-    char *end;
-    uint64_t v = strtoull(s, &end, 10);
-    switch (*end) {
-    case 'K': case 'k': v <<= 10; break;
-    case 'M': case 'm': v <<= 20; break;
-    case 'G': case 'g': v <<= 30; break;
-    case 'T': case 't': v <<= 40; break;
-    case 0: break;
-    default:
-        fprintf(stderr, "bad size: %s\n", s);
-        exit(2);
-    }
-    return v;
 }
 
 int main(int argc, char **argv)

@@ -3,7 +3,9 @@
 
     import_frames.py gen-blf FILE LEVEL CONTAINER   BLFWriter, compression LEVEL (0: stored),
                                                     max_container_size CONTAINER
-    import_frames.py gen-asc FILE                   ASCWriter
+    import_frames.py gen-asc FILE [NOW]             ASCWriter, its header "date" written for
+                                                    local time NOW (ISO 8601; default
+                                                    2023-11-14T22:13:20.123456), not the clock
     import_frames.py gen-candump FILE               CanutilsLogWriter
     import_frames.py gen-paced FILE                 BLF of 40 frames over 0.5 s
     import_frames.py gen-vector FILE                BLF built here byte by byte with what
@@ -26,6 +28,7 @@ microsecond:
     to the microsecond is exact.
   - OUT_KIND blf (streamfat's BLF export read by python-can): within 1 us of the exact time.
 """
+import datetime
 import sys
 
 import can
@@ -209,6 +212,18 @@ def main(argv):
     elif cmd == "gen-vector":
         vector(argv[2])
     elif cmd == "gen-asc":
+        # ASCWriter writes datetime.now() into its "date" line, and mangles it for some
+        # microsecond values (it strips the 4th-6th microsecond digits with str.replace, which
+        # also strips them from the year): the clock must not choose the test's input.
+        now = datetime.datetime.fromisoformat(argv[3] if len(argv) > 3
+                                              else "2023-11-14T22:13:20.123456")
+
+        class PinnedNow(datetime.datetime):
+            @classmethod
+            def now(cls, tz=None):
+                return now
+
+        can.io.asc.datetime = PinnedNow
         w = can.ASCWriter(argv[2])
         for m in messages(fd_empty=False):
             w.on_message_received(m)

@@ -10,7 +10,9 @@
 #      driver header, <stdio.h>, <unistd.h>, upward includes (fs -> check, stream -> log,
 #      util -> fs, a public header upward), an include that names no file, and an exception
 #      that matches nothing any more; a driver including the CLI, a POSIX header or a
-#      private core header.
+#      private core header; host/ including a private core header, the CLI or a driver
+#      (POSIX is fine there); an example including a private core header, a host-only
+#      public header, host/, the CLI, another example's file or a file that does not exist.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
@@ -38,7 +40,7 @@ log "grep: no POSIX/Linux header under src/ or in the core public headers"
 # ---- 3. the check fails on purpose ----------------------------------------------------------
 tree=$WORK/tree
 mkdir -p "$tree"
-cp -r "$SF_SRC/src" "$SF_SRC/include" "$SF_SRC/host" "$tree/"
+cp -r "$SF_SRC/src" "$SF_SRC/include" "$SF_SRC/host" "$SF_SRC/drivers" "$SF_SRC/examples" "$tree/"
 mkdir -p "$tree/cli" "$tree/drivers/sd"
 echo '/* stand-in CLI header */' >"$tree/cli/cli.h"
 echo '/* stand-in driver header */' >"$tree/drivers/sd/sd.h"
@@ -97,6 +99,26 @@ case_add src/fs/vol.c resolve '#include "fs/no_such_header.h"'
 case_add drivers/sd/sd.h cli '#include "../../cli/cli.h"'
 case_add drivers/sd/sd.h libc '#include <unistd.h>'
 case_add drivers/sd/sd.h layer '#include "fs/fs.h"'
+case_add host/bdev/sim.c private '#include "fs/fs.h"'
+case_add host/bdev/file.c private '#include "../../src/util/le.h"'
+case_add host/bdev/uring.c cli '#include "../../cli/cli.h"'
+case_add host/bdev/file.c driver '#include "../../drivers/sd/sd.h"'
+case_add host/bdev/aiobd_int.h resolve '#include "no_such_header.h"'
+case_add examples/baremetal/main.c private '#include "fs/fs.h"'
+case_add examples/baremetal/main.c host '#include "streamfat/filebd.h"'
+case_add examples/nvme/main.c host '#include "../../host/bdev/aiobd_int.h"'
+case_add examples/nvme/board.c cli '#include "../../cli/cli.h"'
+case_add examples/nvme/main.c example '#include "semihost.h"'
+case_add examples/baremetal/board.h resolve '#include "no_such_header.h"'
+# ... while POSIX in host/, and drivers and libc headers in an example, are fine
+cp "$tree/host/bdev/sim.c" "$WORK/orig"
+printf '#include <pthread.h>\n#include <sys/stat.h>\n#include "streamfat/aiobd.h"\n' >>"$tree/host/bdev/sim.c"
+cp "$tree/examples/nvme/main.c" "$WORK/orig2"
+printf '#include <stdio.h>\n#include "sd_spi.h"\n#include "streamfat/check.h"\n' >>"$tree/examples/nvme/main.c"
+timeout 60 python3 "$script" "$tree" </dev/null >"$WORK/out" 2>&1 ||
+    { cat "$WORK/out"; fail "POSIX in host/ or a driver in an example was refused"; }
+cp "$WORK/orig" "$tree/host/bdev/sim.c"
+cp "$WORK/orig2" "$tree/examples/nvme/main.c"
 
 # an exception that no longer matches (log_struct.h without its stdatomic.h) is reported too
 cp "$tree/include/streamfat/log_struct.h" "$WORK/orig"

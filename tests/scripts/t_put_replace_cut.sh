@@ -30,10 +30,22 @@ temps() { timeout 60 "$SF" ls "$1" 2>/dev/null | grep -c '\.sftmp$' || true; }
 policies=(keep drop tear)
 fats=1              # each FAT copy adds its writes of the allocation and the release
 [[ -n ${SF_LONG:-} ]] && fats=2
-seed=${SF_SEED:-$RANDOM}
+# seeded_bytes N SEED: N pseudo-random bytes from SEED (an LCG; the same bytes every run)
+seeded_bytes() {
+    local n=$1 x=$2 i b out=
+    for ((i = 0; i < n; i++)); do
+        x=$(((x * 1103515245 + 12345) & 0x7fffffff))
+        printf -v b '\\%03o' $(((x >> 16) & 255))
+        out+=$b
+    done
+    printf "$out"
+}
+# A fixed seed by default, so that make check runs the same cuts every time (SF_SEED=$RANDOM
+# explores); the fault device's seeds and both files' bytes all come from it.
+seed=${SF_SEED:-1500}
 log "seed $seed"
-head -c 5000 /dev/urandom >"$WORK/old"
-head -c 7000 /dev/urandom >"$WORK/new"
+seeded_bytes 5000 "$seed" >"$WORK/old"
+seeded_bytes 7000 "$((seed + 7))" >"$WORK/new"
 total=0
 for fs in fat16 fat32 exfat; do
     base=$FASTWORK/$fs.base
