@@ -148,6 +148,8 @@ def check_same(data, what):
         for j, bit in enumerate((EFF, RTR, FD, BRS, ESI, ERR)):
             want = np.packbits((fl & bit) != 0, bitorder="little").tobytes()
             assert t["can_bits"][j * nb:(j + 1) * nb] == want, f"{what}: bitmap {j}"
+        runs = np.frombuffer(t["can_block_runs"], np.uint64).reshape(-1, 2)
+        assert runs[:, 1].sum() == t["ncan"] and (np.diff(runs[:, 0].astype(np.int64)) > 0).all()
         ch = np.frombuffer(t["can_channel"], np.uint8)
         used = np.frombuffer(t["can_chan_used"], np.uint8)
         assert list(used) == sorted(set(ch.tolist()))

@@ -549,7 +549,7 @@ typedef struct {
     uint64_t file_id;
     uint32_t block_size;
     /* CAN frames: ts i64, channel u8, id u32, len u8, flags u8, data (offsets i32 + bytes),
-     * block u64 (the block each came from) */
+     * block: the block each came from, as runs (block u64, frames u64) */
     uint64_t ncan;
     struct gbuf c_ts, c_chan, c_id, c_len, c_flags, c_off, c_data, c_block;
     /* every other record: ts, type, channel, flags u32, body (offsets + bytes) */
@@ -633,8 +633,21 @@ static int can_reserve(DecoderObject *d, size_t frames, size_t bytes)
 {
     return gbuf_reserve(&d->c_ts, frames * 8) || gbuf_reserve(&d->c_chan, frames) ||
            gbuf_reserve(&d->c_id, frames * 4) || gbuf_reserve(&d->c_len, frames) ||
-           gbuf_reserve(&d->c_flags, frames) || gbuf_reserve(&d->c_block, frames * 8) ||
+           gbuf_reserve(&d->c_flags, frames) ||
            gbuf_reserve(&d->c_off, frames * 4) || gbuf_reserve(&d->c_data, bytes);
+}
+
+/* k more frames from block `block` (the block column, as runs) */
+static int block_run(DecoderObject *d, uint64_t block, uint64_t k)
+{
+    uint64_t *r = (uint64_t *)(void *)d->c_block.p, pair[2] = { block, k };
+    size_t m = d->c_block.n / 16;
+
+    if (m && r[2 * m - 2] == block) {
+        r[2 * m - 1] += k;
+        return 0;
+    }
+    return gbuf_put(&d->c_block, pair, 16);
 }
 
 static int put_body(struct gbuf *off, struct gbuf *data, const void *p, size_t n)
@@ -678,7 +691,8 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
             memcpy(d->c_id.p + 4 * i, &c.id, 4);
             d->c_len.p[i] = c.len;
             d->c_flags.p[i] = (uint8_t)c.flags;
-            memcpy(d->c_block.p + 8 * i, &ev->block, 8);
+            if (block_run(d, ev->block, 1))
+                return -1;
             memcpy(d->c_data.p + d->c_data.n, c.data, dl);
             d->c_data.n += dl;
             end = (int32_t)d->c_data.n;
@@ -688,7 +702,6 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
             d->c_id.n += 4;
             d->c_len.n++;
             d->c_flags.n++;
-            d->c_block.n += 8;
             d->c_off.n += 4;
             d->ncan++;
             d->total_can++;
@@ -741,7 +754,6 @@ static int do_block(DecoderObject *d, const struct sf_dec_block *b)
         if (d->c_id.cap / 4 < cap) cap = d->c_id.cap / 4;
         if (d->c_len.cap < cap) cap = d->c_len.cap;
         if (d->c_flags.cap < cap) cap = d->c_flags.cap;
-        if (d->c_block.cap / 8 < cap) cap = d->c_block.cap / 8;
         if (d->c_off.cap / 4 - 1 < cap) cap = d->c_off.cap / 4 - 1;
         c.ts = (uint64_t *)(void *)d->c_ts.p;
         c.channel = d->c_chan.p;
@@ -756,15 +768,13 @@ static int do_block(DecoderObject *d, const struct sf_dec_block *b)
         c.data_cap = d->c_data.cap < INT32_MAX ? d->c_data.cap : INT32_MAX;
         k = sf_rec_can_cols(b->p, &b->bi, &off, &c);
         if (k) {
-            uint64_t *blk = (uint64_t *)(void *)d->c_block.p;
-            for (size_t i = i0; i < c.n; i++)
-                blk[i] = b->block;
+            if (block_run(d, b->block, k))
+                return -1;
             d->c_ts.n += 8 * k;
             d->c_chan.n += k;
             d->c_id.n += 4 * k;
             d->c_len.n += k;
             d->c_flags.n += k;
-            d->c_block.n += 8 * k;
             d->c_off.n += 4 * k;
             d->c_data.n = c.data_n;
             d->ncan += k;
@@ -972,7 +982,7 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
                       "can_id", gbuf_take_buf(&self->c_id), "can_len", gbuf_take_buf(&self->c_len),
                       "can_flags", gbuf_take_buf(&self->c_flags),
                       "can_offsets", gbuf_take_buf(&self->c_off), "can_data",
-                      gbuf_take_buf(&self->c_data), "can_block", gbuf_take_buf(&self->c_block),
+                      gbuf_take_buf(&self->c_data), "can_block_runs", gbuf_take(&self->c_block),
                       "nother", (unsigned long long)self->nother,
                       "ts", gbuf_take(&self->o_ts), "type", gbuf_take(&self->o_type),
                       "channel", gbuf_take(&self->o_chan), "flags", gbuf_take(&self->o_flags),

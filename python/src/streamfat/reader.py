@@ -293,7 +293,8 @@ def _frames_batch(st, b, with_block=False):
     ]
     names = ["ts", "channel", "id"] + [x for x, _ in _FLAG_BITS] + ["dlc", "data"]
     if with_block:
-        cols.append(pa.Array.from_buffers(pa.uint64(), n, [None, pa.py_buffer(b["can_block"])]))
+        runs = np.frombuffer(b["can_block_runs"], np.uint64).reshape(-1, 2)
+        cols.append(pa.array(np.repeat(runs[:, 0], runs[:, 1].astype(np.int64)), pa.uint64()))
         names.append("block")
     return pa.RecordBatch.from_arrays(cols, names=names)
 
