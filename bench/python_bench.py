@@ -4,10 +4,12 @@
     python bench/python_bench.py DIR [PYCAN_FRAMES]
 
 DIR holds LOGnnnnn.SFL files and, for the first one, LOG00001.blf and LOG00001.log
-(streamfat export -f blf / -f candump of it). Prints CPU seconds and frames per CPU second
-of: streamfat.iter_batches over every .SFL; read_arrow of LOG00001; python-can's BLFReader
-and CanutilsLogReader over the same frames of LOG00001 (the first PYCAN_FRAMES of them,
-default all); DBC decoding (a generated DBC of 20 messages and 200 signals) by
+(streamfat export -f blf / -f candump of it). Prints CPU seconds (user + system) and frames
+per CPU second of: streamfat.iter_batches over the first .SFL and over every .SFL; read_arrow
+of the first and of every .SFL (one table); python-can's BLFReader and CanutilsLogReader over
+the frames of LOG00001 (the first PYCAN_FRAMES of them, default all: python-can is slow, so
+its rate comes from that sample and the ratios compare rates, frames per CPU second);
+DBC decoding (a generated DBC of 20 messages and 200 signals) by
 streamfat.dbc over whole columns and by cantools' decode_message frame by frame (the first
 200,000 frames); and peak RSS of each streamfat step (a child process each)."""
 import glob
@@ -58,31 +60,32 @@ def main():
     first = sfls[0]
     base = first[:-4]
 
-    for files in (sfls[:1], sfls):
-        out = child(f"""
-import resource, time, streamfat
-next(iter(streamfat.iter_batches({sfls[0]!r})))
-t = time.process_time(); n = 0
-for b in streamfat.iter_batches({files!r}):
-    n += b.num_rows
-c = time.process_time() - t
-print(n, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)""").split()
-        n, c, rss = int(out[0]), float(out[1]), float(out[2])
-        print(f"iter_batches, {len(files)} files: {n} frames, {c:.2f} CPU s, "
-              f"{n / c / 1e6:.2f} M frames/CPU s, peak RSS {rss:.0f} MiB")
+    # each step in a fresh interpreter (its own peak RSS), after a warm-up read of one chunk
+    step = """
+import resource, streamfat
+def usage():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
+next(iter(streamfat.iter_batches({first!r})))
+u0, s0 = usage()
+{body}
+u1, s1 = usage()
+print(n, u1 - u0, s1 - s0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"""
+    rates = {}
+    for what, files, body in (
+            ("iter_batches", sfls[:1], "n = sum(b.num_rows for b in streamfat.iter_batches({files!r}))"),
+            ("iter_batches", sfls, "n = sum(b.num_rows for b in streamfat.iter_batches({files!r}))"),
+            ("read_arrow", sfls[:1], "n = streamfat.read_arrow({files!r}).num_rows"),
+            ("read_arrow", sfls, "n = streamfat.read_arrow({files!r}).num_rows")):
+        out = child(step.format(first=first, body=body.format(files=files))).split()
+        n, u, sy, rss = int(out[0]), float(out[1]), float(out[2]), float(out[3])
+        c = u + sy
+        rates[what] = n / c
+        print(f"{what}, {len(files)} files: {n} frames, {c:.2f} CPU s (user {u:.2f}, system "
+              f"{sy:.2f}), {n / c / 1e6:.2f} M frames/CPU s, peak RSS {rss:.0f} MiB")
     out = child("import resource, numpy, pyarrow, streamfat; "
                 "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     print(f"(peak RSS of importing numpy, pyarrow and streamfat alone: {float(out):.0f} MiB)")
-    out = child(f"""
-import resource, time, streamfat
-next(iter(streamfat.iter_batches({first!r})))
-t = time.process_time()
-tab = streamfat.read_arrow({first!r})
-c = time.process_time() - t
-print(tab.num_rows, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)""").split()
-    n1, c1, rss1 = int(out[0]), float(out[1]), float(out[2])
-    print(f"read_arrow, 1 file: {n1} frames, {c1:.2f} CPU s, {n1 / c1 / 1e6:.2f} M frames/CPU s,"
-          f" peak RSS {rss1:.0f} MiB (the table itself: {n1 * 30 / 2**20:.0f} MiB or so)")
 
     import can
     for what, cls, path in (("python-can BLFReader", can.BLFReader, base + ".blf"),
@@ -96,7 +99,8 @@ print(tab.num_rows, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 break
         c2 = cpu() - t
         print(f"{what}: {k} frames, {c2:.2f} CPU s, {k / c2 / 1e6:.3f} M frames/CPU s; "
-              f"read_arrow is {(n1 / c1) / (k / c2):.0f}x")
+              f"read_arrow is {rates['read_arrow'] / (k / c2):.0f}x, iter_batches "
+              f"{rates['iter_batches'] / (k / c2):.0f}x (rates of the {len(sfls)}-file runs)")
 
     import cantools
     import numpy as np

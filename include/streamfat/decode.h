@@ -124,6 +124,7 @@ struct sf_dec {
     struct sf_block_info bi;     /* the block whose records are being walked */
     uint64_t cur_block;
     uint32_t rec_off;
+    uint32_t rec_n;              /* records of that block handed out */
     /* A run of damaged, unwritten or foreign blocks not yet reported. */
     int run_kind, run_reason;
     uint64_t run_block, run_count, run_offset, run_length, run_file_id;
@@ -150,6 +151,23 @@ void sf_dec_commit(struct sf_dec *d, size_t n);
 void sf_dec_finish(struct sf_dec *d);
 /* The next event: its kind (enum sf_dec_kind), with *ev filled. */
 int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev);
+
+/* Whole blocks, for batch readers: when the next events are the records of an accepted
+ * block (no other event before them), sf_dec_next_block fills *b and returns 1, and the
+ * decoder goes on after that block as if its records had been taken with sf_dec_next (the
+ * stats count them); else it returns 0 (call sf_dec_next). It runs the same block checks as
+ * sf_dec_next, so a mix of the two calls yields the same records and events as sf_dec_next
+ * alone. The records from b->off to b->bi.used passed FORMAT.md check 5: sf_rec_next walks
+ * them to the end without an error (sf_rec_can_cols takes runs of CAN frames at once).
+ * b->p stays valid until the next call of sf_dec_feed, sf_dec_space, sf_dec_commit,
+ * sf_dec_read or sf_dec_next. */
+struct sf_dec_block {
+    const uint8_t *p;            /* the block (block_size bytes) */
+    struct sf_block_info bi;
+    uint64_t block;              /* its index */
+    uint32_t off;                /* the offset of its first record not yet handed out */
+};
+int sf_dec_next_block(struct sf_dec *d, struct sf_dec_block *b);
 
 /* Read callback: up to n bytes into buf; the count, 0 at the end of the file, or < 0 (an
  * error, returned by sf_dec_read as it is). */

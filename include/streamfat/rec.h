@@ -122,6 +122,29 @@ int sf_block_peek_size(const uint8_t *hdr48, uint32_t *size);
 int sf_rec_next(const uint8_t *block, const struct sf_block_info *bi, uint32_t *off,
                 struct sf_rec *r);
 
+/* CAN records decoded into columns (sf_rec_can_cols): arrays the caller owns, n frames and
+ * data_n bytes in use, room for cap frames and data_cap bytes. */
+struct sf_can_cols {
+    uint64_t *ts;
+    uint8_t *channel;
+    uint32_t *id;
+    uint8_t *len;           /* the frame's length (a remote frame's too) */
+    uint8_t *flags;         /* SF_CAN_* (all fit in 8 bits) */
+    uint32_t *data_end;     /* frame i's data ends at data[data_end[i]] and starts where the
+                               frame before it ends (Arrow binary offsets, after the first) */
+    uint8_t *data;          /* the frames' data bytes, back to back; none for a remote frame */
+    size_t n, cap;
+    size_t data_n, data_cap;   /* data_cap at most UINT32_MAX */
+};
+/* Decode the CAN records of a checked block from *off on into c, exactly as sf_rec_next and
+ * sf_rec_get_can would, until the end of `used`, a record that is not a CAN record or that
+ * sf_rec_get_can refuses (or that sf_rec_next would report), or until c is full (cap
+ * frames, or fewer than 64 bytes of room left in data: the loop copies 8 bytes at a time).
+ * *off is left at the first record not decoded (for sf_rec_next); returns the frames added.
+ * The batch path of readers: no call and no struct per record. */
+size_t sf_rec_can_cols(const uint8_t *block, const struct sf_block_info *bi, uint32_t *off,
+                       struct sf_can_cols *c);
+
 void sf_file_header_put(uint8_t *payload32, const struct sf_file_header *h);
 void sf_file_header_get(const uint8_t *payload32, struct sf_file_header *h);
 

@@ -238,6 +238,7 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64
     d->bi = *bi;
     d->cur_block = n;
     d->rec_off = 0;
+    d->rec_n = 0;
     if (bi->kind == SF_BLOCK_FILE_HEADER) {
         struct sf_dec_event *e = queue(d, SF_DEC_HEADER);
         sf_file_header_get(p + SF_BLOCK_HDR, &e->hdr);
@@ -382,6 +383,7 @@ int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev)
                 ev->file_id = d->file_id;
                 ev->bi = &d->bi;
                 d->stats.records++;
+                d->rec_n++;
                 return SF_DEC_RECORD;
             }
             if (r < 0)
@@ -411,6 +413,26 @@ int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev)
             }
             break;
         }
+    }
+}
+
+int sf_dec_next_block(struct sf_dec *d, struct sf_dec_block *b)
+{
+    for (;;) {
+        if (d->qi < d->qn)
+            return 0;                 /* events come first */
+        if (d->state == ST_RECORDS) {
+            b->p = d->buf + d->pos;
+            b->bi = d->bi;
+            b->block = d->cur_block;
+            b->off = d->rec_off;
+            d->stats.records += d->bi.count - d->rec_n;
+            next_block(d);            /* moves pos on; the bytes stay until the next feed */
+            return 1;
+        }
+        if (d->state != ST_BLOCK || d->fill - d->pos < d->want)
+            return 0;
+        step_block(d);
     }
 }
 

@@ -197,6 +197,52 @@ int sf_rec_next(const uint8_t *block, const struct sf_block_info *bi, uint32_t *
     return 1;
 }
 
+size_t sf_rec_can_cols(const uint8_t *block, const struct sf_block_info *bi, uint32_t *off,
+                       struct sf_can_cols *c)
+{
+    const uint8_t *pl = block + SF_BLOCK_HDR;
+    uint32_t o = *off, used = bi->used;
+    size_t n = c->n, n0 = c->n, dn = c->data_n;
+
+    while (o < used && n < c->cap && c->data_cap - dn >= 64) {
+        const uint8_t *p = pl + o, *body = p + SF_REC_HDR;
+        uint32_t length, flags, id, len, dl;
+
+        /* sf_rec_next's checks, then sf_rec_get_can's */
+        if ((o & 7u) || used - o < SF_REC_HDR)
+            break;
+        length = ld_le16(p + RH_LENGTH);
+        if (sf_rec_size(length) > used - o || p[RH_TYPE] != SF_REC_CAN ||
+            length < SF_CAN_BODY)
+            break;
+        flags = ld_le32(p + RH_FLAGS);
+        id = ld_le32(body + CB_ID);
+        len = body[CB_LEN];
+        if (length < SF_CAN_BODY + len ||
+            (flags ? !can_valid(id, flags, len) : len > 8 || id > 0x7FFu))
+            break;
+        c->ts[n] = ld_le64(p + RH_TS);
+        c->channel[n] = p[RH_CHANNEL];
+        c->id[n] = id;
+        c->len[n] = (uint8_t)len;
+        c->flags[n] = (uint8_t)flags;
+        dl = (flags & SF_CAN_RTR) ? 0 : len;
+        /* 1 to 8 bytes: the body is padded to 16 bytes at least, so copy 8 */
+        if (dl - 1u < 8u)
+            memcpy(c->data + dn, body + SF_CAN_BODY, 8);
+        else if (dl)
+            memcpy(c->data + dn, body + SF_CAN_BODY, dl);
+        dn += dl;
+        c->data_end[n] = (uint32_t)dn;
+        n++;
+        o += sf_rec_size(length);
+    }
+    *off = o;
+    c->n = n;
+    c->data_n = dn;
+    return n - n0;
+}
+
 void sf_file_header_put(uint8_t *payload32, const struct sf_file_header *h)
 {
     st_le64(payload32 + FH_START_TS, h->start_ts);

@@ -431,6 +431,7 @@ struct ev_log {
     uint32_t recs[MAXB];     /* records delivered per block */
     int bad_records;         /* records whose content does not match the generator */
     int headers;
+    uint64_t stat_records;   /* the decoder's count of records */
 };
 
 static void log_event(struct ev_log *L, const struct sf_dec_event *ev, const struct file *f)
@@ -477,6 +478,75 @@ static void log_event(struct ev_log *L, const struct sf_dec_event *ev, const str
 
 static uint8_t decbuf[1 << 20];
 
+/* How decode_chunked takes records out: 0 sf_dec_next alone; 1 whole blocks
+ * (sf_dec_next_block, their CAN frames through sf_rec_can_cols in column runs of random
+ * size, every other record through sf_rec_next) whenever the decoder offers one; 2 a random
+ * mix of the two. Every mode must log the same. */
+static int dec_mode;
+
+/* The records of a whole block, into L as RECORD events; each frame of a column run is
+ * compared with what sf_rec_next and sf_rec_get_can make of the same record. */
+static void log_block(struct ev_log *L, const struct sf_dec_block *b, uint32_t bs,
+                      const struct file *f)
+{
+    static uint64_t ts[64];
+    static uint8_t ch[64], ln[64], fl[64], data[64 * 64 + 64];
+    static uint32_t id[64], de[64];
+    struct sf_dec_event ev;
+    uint32_t off = b->off;
+
+    memset(&ev, 0, sizeof ev);
+    ev.kind = SF_DEC_RECORD;
+    ev.block = b->block;
+    ev.block_size = bs;
+    ev.bi = &b->bi;
+    while (off < b->bi.used) {
+        struct sf_can_cols c = { ts, ch, id, ln, fl, de, data, 0, 1 + rng() % 64, 0,
+                                 64 + rng() % (sizeof data - 63) };
+        uint32_t o = off, start = 0;
+        size_t k = sf_rec_can_cols(b->p, &b->bi, &off, &c);
+        CHECK_EQ(k, c.n);
+        for (size_t i = 0; i < k; i++) {
+            struct sf_can cc;
+            uint32_t dl;
+            int bad;
+            REQUIRE(sf_rec_next(b->p, &b->bi, &o, &ev.rec) == 1);
+            bad = sf_rec_get_can(&ev.rec, &cc) != 0;
+            dl = (cc.flags & SF_CAN_RTR) ? 0 : cc.len;
+            bad |= ts[i] != ev.rec.ts || ch[i] != ev.rec.channel || id[i] != cc.id ||
+                   ln[i] != cc.len || fl[i] != cc.flags || de[i] != start + dl ||
+                   memcmp(data + start, cc.data, dl) != 0;
+            start = de[i];
+            if (bad)
+                L->bad_records++;
+            log_event(L, &ev, f);
+        }
+        CHECK_EQ(o, off);
+        CHECK_EQ(c.data_n, start);
+        if (off >= b->bi.used || c.n == c.cap || c.data_cap - c.data_n < 64)
+            continue;                 /* the end, or full: a fresh set of columns */
+        /* it stopped at a record it must refuse: take it the slow way */
+        REQUIRE(sf_rec_next(b->p, &b->bi, &off, &ev.rec) == 1);
+        {
+            struct sf_can cc;
+            if (ev.rec.type == SF_REC_CAN && sf_rec_get_can(&ev.rec, &cc) == 0)
+                L->bad_records++;
+        }
+        log_event(L, &ev, f);
+    }
+}
+
+/* sf_dec_next, with whole blocks taken first as dec_mode says. */
+static int next_ev(struct sf_dec *d, struct sf_dec_event *ev, const struct file *f,
+                   struct ev_log *L)
+{
+    struct sf_dec_block b;
+
+    while (dec_mode && (dec_mode == 1 || rng() % 2) && sf_dec_next_block(d, &b) == 1)
+        log_block(L, &b, d->block_size, f);
+    return sf_dec_next(d, ev);
+}
+
 /* Decode `data` fed in pieces of `chunk` bytes (0: random sizes 1..9000). */
 static void decode_chunked(const uint8_t *data, size_t size, size_t chunk, size_t cap,
                            const struct file *pristine, struct ev_log *L)
@@ -495,7 +565,7 @@ static void decode_chunked(const uint8_t *data, size_t size, size_t chunk, size_
         while (off < n) {
             off += sf_dec_feed(&d, data + pos + off, n - off);
             int k;
-            while ((k = sf_dec_next(&d, &ev)) != SF_DEC_NEED_DATA) {
+            while ((k = next_ev(&d, &ev, pristine, L)) != SF_DEC_NEED_DATA) {
                 REQUIRE(k != SF_DEC_END);
                 log_event(L, &ev, pristine);
             }
@@ -503,10 +573,11 @@ static void decode_chunked(const uint8_t *data, size_t size, size_t chunk, size_
         pos += n;
     }
     sf_dec_finish(&d);
-    while (sf_dec_next(&d, &ev) != SF_DEC_END)
+    while (next_ev(&d, &ev, pristine, L) != SF_DEC_END)
         log_event(L, &ev, pristine);
     CHECK(sf_dec_next(&d, &ev) == SF_DEC_END);
     CHECK_EQ(sf_dec_stats(&d)->bytes, size);
+    L->stat_records = sf_dec_stats(&d)->records;
 }
 
 struct memsrc { const uint8_t *p; size_t size, pos; size_t max; };
@@ -536,12 +607,13 @@ static void decode_read(const uint8_t *data, size_t size, size_t max, const stru
         REQUIRE(k > 0);
         log_event(L, &ev, f);
     }
+    L->stat_records = sf_dec_stats(&d)->records;
 }
 
 static int same_log(const struct ev_log *a, const struct ev_log *b)
 {
     if (a->n != b->n || memcmp(a->recs, b->recs, sizeof a->recs) ||
-        a->bad_records != b->bad_records)
+        a->bad_records != b->bad_records || a->stat_records != b->stat_records)
         return 0;
     for (int i = 0; i < a->n; i++)
         if (a->e[i].kind != b->e[i].kind || a->e[i].reason != b->e[i].reason ||
@@ -578,6 +650,11 @@ static void test_decode_clean(void)
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
         decode_chunked(f.data, f.size, chunks[i], sizeof decbuf, &f, &L2);
         CHECK(same_log(&L1, &L2));
+        for (dec_mode = 1; dec_mode <= 2; dec_mode++) {      /* whole blocks */
+            decode_chunked(f.data, f.size, chunks[i], sizeof decbuf, &f, &L2);
+            CHECK(same_log(&L1, &L2));
+        }
+        dec_mode = 0;
     }
     decode_read(f.data, f.size, 1 << 20, &f, &L2);
     CHECK(same_log(&L1, &L2));
@@ -695,6 +772,11 @@ static void test_decode_damage(void)
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
         decode_chunked(work, size, chunks[i], sizeof decbuf, &f, &L2);
         CHECK(same_log(&L1, &L2));
+        for (dec_mode = 1; dec_mode <= 2; dec_mode++) {      /* whole blocks */
+            decode_chunked(work, size, chunks[i], sizeof decbuf, &f, &L2);
+            CHECK(same_log(&L1, &L2));
+        }
+        dec_mode = 0;
     }
     decode_read(work, size, 333, &f, &L2);
     CHECK(same_log(&L1, &L2));
@@ -730,6 +812,10 @@ static void test_decode_block0(void)
     CHECK_EQ(L1.bad_records, 0);
     decode_chunked(work, f.size, 1, sizeof decbuf, &f, &L2);
     CHECK(same_log(&L1, &L2));
+    dec_mode = 1;
+    decode_chunked(work, f.size, 5000, sizeof decbuf, &f, &L2);
+    dec_mode = 0;
+    CHECK(same_log(&L1, &L2));
 
     /* Garbage before anything valid, then everything zero: nothing found. */
     memset(work, 0, f.size);
@@ -763,6 +849,11 @@ static void test_fuzz(void)
         decode_chunked(work, f.size, it % 2 ? 0 : 1 + rng() % 3000, sizeof decbuf, &f, &L1);
         if (L1.bad_records)
             wrong++;
+        dec_mode = 1 + it % 2;        /* whole blocks: the same records and events */
+        decode_chunked(work, f.size, 1 + rng() % 3000, sizeof decbuf, &f, &L2);
+        dec_mode = 0;
+        if (!same_log(&L1, &L2))
+            wrong++;
         for (uint32_t n = 0; n < f.nblocks; n++) {
             /* A hit on block 0 also hides the header; others deliver all or nothing. */
             uint32_t w = hit[n] ? 0 : f.nrec[n];
@@ -794,6 +885,10 @@ static void test_fuzz(void)
         }
         size_t size = f.size - (size_t)(rng() % 2000);
         decode_chunked(work, size, 1 + rng() % 5000, it % 2 ? sizeof decbuf : 4096, &f, &L1);
+        dec_mode = 1 + it % 2;
+        decode_chunked(work, size, 1 + rng() % 5000, it % 2 ? sizeof decbuf : 4096, &f, &L2);
+        dec_mode = 0;
+        CHECK(same_log(&L1, &L2));
     }
 }
 
@@ -834,12 +929,92 @@ static void test_err_frame_ids(void)
     }
 }
 
+/* sf_rec_can_cols against sf_rec_next + sf_rec_get_can on blocks of hand-made CAN records:
+ * every flag bit (the six and a few unknown), ids around the 11- and 29-bit limits, lengths
+ * 0 to 70 with bodies shorter, exact and longer than they need, and other record types in
+ * between. The column decoder must take exactly the frames sf_rec_get_can accepts, with the
+ * same fields, and stop at every other record. */
+static void test_can_cols(void)
+{
+    static uint8_t blk[8192];
+    static const uint32_t ids[] = { 0, 1, 0x7FF, 0x800, 0x1FFFFFFF, 0x20000000, 0xFFFFFFFF };
+    int wrong = 0, frames = 0, refused = 0;
+
+    for (int it = 0; it < 300; it++) {
+        uint8_t *p = blk + SF_BLOCK_HDR;
+        uint32_t off = 0, cnt = 0, cap = sizeof blk - SF_BLOCK_HDR;
+        memset(blk, 0, sizeof blk);
+        for (;;) {
+            uint8_t body[96];
+            uint32_t flags = (uint32_t)(rng() % 4 ? rng() & 0x3F : rng() & 0x1FF);
+            uint32_t id = rng() % 2 ? ids[rng() % 7] : (uint32_t)(rng() % 0x900);
+            uint32_t len = (uint32_t)(rng() % 3 ? rng() % 9 : rng() % 71);
+            uint32_t length = SF_CAN_BODY + len;
+            int type = rng() % 16 ? SF_REC_CAN : SF_REC_TEXT;
+            if (rng() % 8 == 0)
+                length = (uint32_t)(rng() % 80);            /* too short or too long */
+            if (length > sizeof body)
+                length = sizeof body;
+            for (uint32_t i = 0; i < sizeof body; i++)
+                body[i] = (uint8_t)rng();
+            memset(body, 0, SF_CAN_BODY);
+            body[0] = (uint8_t)id;
+            body[1] = (uint8_t)(id >> 8);
+            body[2] = (uint8_t)(id >> 16);
+            body[3] = (uint8_t)(id >> 24);
+            body[4] = (uint8_t)len;
+            if (off + sf_rec_size(length) > cap)
+                break;
+            sf_rec_put(p + off, (uint8_t)type, (uint8_t)rng(), flags, rng(), body,
+                       (uint16_t)length);
+            off += sf_rec_size(length);
+            cnt++;
+        }
+        struct sf_block_info bi = { SF_BLOCK_RECORDS, 1, 1, 0, off, cnt, sizeof blk };
+        sf_block_seal(blk, &bi);
+        REQUIRE(sf_block_check(blk, sizeof blk, &bi) == 0);
+        /* the oracle: sf_rec_next and sf_rec_get_can, record by record */
+        uint32_t o1 = 0, o2 = 0;
+        struct sf_rec r;
+        while (sf_rec_next(blk, &bi, &o1, &r) == 1) {
+            static uint64_t ts[1];
+            static uint8_t ch[1], ln[1], fl[1], data[128];
+            static uint32_t idc[1], de[1];
+            struct sf_can_cols c = { ts, ch, idc, ln, fl, de, data, 0, 1, 0, sizeof data };
+            struct sf_can cc;
+            uint32_t before = o2;
+            int ok = r.type == SF_REC_CAN && sf_rec_get_can(&r, &cc) == 0;
+            size_t k = sf_rec_can_cols(blk, &bi, &o2, &c);
+            if (k != (size_t)ok) {
+                wrong++;
+            } else if (ok) {
+                uint32_t dl = (cc.flags & SF_CAN_RTR) ? 0 : cc.len;
+                frames++;
+                if (ts[0] != r.ts || ch[0] != r.channel || idc[0] != cc.id || ln[0] != cc.len ||
+                    fl[0] != cc.flags || de[0] != dl || c.data_n != dl ||
+                    memcmp(data, cc.data, dl) || o2 != o1)
+                    wrong++;
+            } else {
+                refused++;
+                if (o2 != before)
+                    wrong++;
+                o2 = o1;                  /* past it, as a reader does */
+            }
+        }
+        if (o2 != off)
+            wrong++;
+    }
+    CHECK_EQ(wrong, 0);
+    CHECK(frames > 1000 && refused > 1000);      /* both sides exercised */
+}
+
 int main(void)
 {
     test_crc();
     bench_crc();
     test_records();
     test_err_frame_ids();
+    test_can_cols();
     test_corrupt_each_byte();
     test_decode_clean();
     test_decode_damage();

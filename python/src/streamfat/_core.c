@@ -5,9 +5,12 @@
  *            (sf_filebd, sf_probe, sf_mount with SF_VOL_RDONLY); listdir, stat, open
  *   VFile    a file of a Volume: readinto, seek (sf_read, sf_seek)
  *   Decoder  the damage-tolerant log decoder (include/streamfat/decode.h) that decodes
- *            whole chunks of a file into column buffers (C arrays) with the GIL released;
- *            take() hands them to Python as bytes objects, which pyarrow wraps as Arrow
- *            buffers without a Python object per record.
+ *            whole chunks of a file into column buffers (C arrays) with the GIL released:
+ *            whole accepted blocks at a time (sf_dec_next_block), their CAN frames in runs
+ *            (sf_rec_can_cols); take() hands the CAN columns to Python without a copy (Buf:
+ *            the malloc'ed array itself, buffer protocol), which pyarrow wraps as Arrow
+ *            buffers without a Python object per record. Decoder(batch=False) takes every
+ *            record through sf_dec_next instead: the reference the tests hold it to.
  * Memory: the decoder's columns grow with the chunk fed in (a chunk of B bytes makes at most
  * B / 24 records) and are emptied by take(), so a reader that takes after every chunk uses
  * memory in proportion to the chunk, not to the file. */
@@ -72,6 +75,81 @@ static PyObject *gbuf_take(struct gbuf *b)
     PyObject *o = PyBytes_FromStringAndSize((const char *)b->p, (Py_ssize_t)b->n);
     b->n = 0;
     return o;
+}
+
+/* ---- Buf: a malloc'ed array handed to Python without a copy -------------------------- */
+
+/* Read-only buffer protocol over memory it owns (freed with it): pa.py_buffer and
+ * np.frombuffer wrap it as it is, so a column decoded in C reaches Arrow without a copy. */
+typedef struct {
+    PyObject_HEAD
+    void *p;
+    Py_ssize_t n;
+} BufObject;
+
+static int Buf_getbuffer(BufObject *self, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p, self->n, 1, flags);
+}
+
+static void Buf_dealloc(BufObject *self)
+{
+    free(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs Buf_as_buffer = {
+    .bf_getbuffer = (getbufferproc)Buf_getbuffer,
+};
+
+static Py_ssize_t Buf_len(BufObject *self)
+{
+    return self->n;
+}
+
+static PySequenceMethods Buf_as_sequence = {
+    .sq_length = (lenfunc)Buf_len,
+};
+
+static PyTypeObject BufType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streamfat._core.Buf",
+    .tp_basicsize = sizeof(BufObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "a column buffer decoded in C (buffer protocol, read-only)",
+    .tp_dealloc = (destructor)Buf_dealloc,
+    .tp_as_buffer = &Buf_as_buffer,
+    .tp_as_sequence = &Buf_as_sequence,
+};
+
+/* A Buf owning p (n bytes in use), or NULL (p freed) on failure. */
+static PyObject *buf_own(void *p, size_t n)
+{
+    BufObject *o = PyObject_New(BufObject, &BufType);
+
+    if (!o) {
+        free(p);
+        return NULL;
+    }
+    o->p = p;
+    o->n = (Py_ssize_t)n;
+    return (PyObject *)o;
+}
+
+/* The contents as a Buf, without a copy (its memory trimmed to n and handed over; the array
+ * starts again empty); an empty array gives an empty bytes object. */
+static PyObject *gbuf_take_buf(struct gbuf *b)
+{
+    uint8_t *p = b->p, *q;
+    size_t n = b->n;
+
+    if (!n) {
+        b->n = 0;
+        return PyBytes_FromStringAndSize("", 0);
+    }
+    q = n < b->cap ? realloc(p, n) : p;
+    memset(b, 0, sizeof *b);
+    return buf_own(q ? q : p, n);
 }
 
 /* ---- Volume --------------------------------------------------------------------------- */
@@ -465,12 +543,13 @@ typedef struct {
     struct sf_dec dec;
     uint8_t *buf;
     int finished, ended, nomem;
+    int batch;                   /* whole blocks (sf_dec_next_block); else record by record */
     int have_header;
     struct sf_file_header hdr;
     uint64_t file_id;
     uint32_t block_size;
     /* CAN frames: ts i64, channel u8, id u32, len u8, flags u8, data (offsets i32 + bytes),
-     * block u64 (the block each came from) */
+     * block: the block each came from, as runs (block u64, frames u64) */
     uint64_t ncan;
     struct gbuf c_ts, c_chan, c_id, c_len, c_flags, c_off, c_data, c_block;
     /* every other record: ts, type, channel, flags u32, body (offsets + bytes) */
@@ -496,14 +575,16 @@ static void dec_free(DecoderObject *d)
 
 static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = { NULL };
+    static char *kwlist[] = { "batch", NULL };
     int32_t zero = 0;
+    int batch = 1;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "", kwlist))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &batch))
         return -1;
     dec_free(self);
     memset((char *)self + offsetof(DecoderObject, dec), 0,
            sizeof *self - offsetof(DecoderObject, dec));
+    self->batch = batch;
     self->buf = malloc(DEC_BUF);
     if (!self->buf) {
         PyErr_NoMemory();
@@ -552,8 +633,21 @@ static int can_reserve(DecoderObject *d, size_t frames, size_t bytes)
 {
     return gbuf_reserve(&d->c_ts, frames * 8) || gbuf_reserve(&d->c_chan, frames) ||
            gbuf_reserve(&d->c_id, frames * 4) || gbuf_reserve(&d->c_len, frames) ||
-           gbuf_reserve(&d->c_flags, frames) || gbuf_reserve(&d->c_block, frames * 8) ||
+           gbuf_reserve(&d->c_flags, frames) ||
            gbuf_reserve(&d->c_off, frames * 4) || gbuf_reserve(&d->c_data, bytes);
+}
+
+/* k more frames from block `block` (the block column, as runs) */
+static int block_run(DecoderObject *d, uint64_t block, uint64_t k)
+{
+    uint64_t *r = (uint64_t *)(void *)d->c_block.p, pair[2] = { block, k };
+    size_t m = d->c_block.n / 16;
+
+    if (m && r[2 * m - 2] == block) {
+        r[2 * m - 1] += k;
+        return 0;
+    }
+    return gbuf_put(&d->c_block, pair, 16);
 }
 
 static int put_body(struct gbuf *off, struct gbuf *data, const void *p, size_t n)
@@ -597,7 +691,8 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
             memcpy(d->c_id.p + 4 * i, &c.id, 4);
             d->c_len.p[i] = c.len;
             d->c_flags.p[i] = (uint8_t)c.flags;
-            memcpy(d->c_block.p + 8 * i, &ev->block, 8);
+            if (block_run(d, ev->block, 1))
+                return -1;
             memcpy(d->c_data.p + d->c_data.n, c.data, dl);
             d->c_data.n += dl;
             end = (int32_t)d->c_data.n;
@@ -607,7 +702,6 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
             d->c_id.n += 4;
             d->c_len.n++;
             d->c_flags.n++;
-            d->c_block.n += 8;
             d->c_off.n += 4;
             d->ncan++;
             d->total_can++;
@@ -642,6 +736,73 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
     }
 }
 
+/* A whole accepted block (sf_dec_next_block): runs of CAN frames straight into the columns
+ * (sf_rec_can_cols: no event, no call per frame), every other record through handle() as a
+ * RECORD event, exactly as sf_dec_next would have delivered it. */
+static int do_block(DecoderObject *d, const struct sf_dec_block *b)
+{
+    uint32_t off = b->off, used = b->bi.used;
+    struct sf_dec_event ev;
+
+    /* every CAN record takes 24 bytes or more, its data at most its own size */
+    if (can_reserve(d, used / 24 + 1, (size_t)used + 64))
+        return -1;
+    while (off < used) {
+        struct sf_can_cols c;
+        size_t cap = d->c_ts.cap / 8, k, i0 = d->ncan;
+        if (d->c_chan.cap < cap) cap = d->c_chan.cap;
+        if (d->c_id.cap / 4 < cap) cap = d->c_id.cap / 4;
+        if (d->c_len.cap < cap) cap = d->c_len.cap;
+        if (d->c_flags.cap < cap) cap = d->c_flags.cap;
+        if (d->c_off.cap / 4 - 1 < cap) cap = d->c_off.cap / 4 - 1;
+        c.ts = (uint64_t *)(void *)d->c_ts.p;
+        c.channel = d->c_chan.p;
+        c.id = (uint32_t *)(void *)d->c_id.p;
+        c.len = d->c_len.p;
+        c.flags = d->c_flags.p;
+        c.data_end = (uint32_t *)(void *)d->c_off.p + 1;    /* offsets[i + 1]: frame i's end */
+        c.data = d->c_data.p;
+        c.n = i0;
+        c.cap = cap;
+        c.data_n = d->c_data.n;
+        c.data_cap = d->c_data.cap < INT32_MAX ? d->c_data.cap : INT32_MAX;
+        k = sf_rec_can_cols(b->p, &b->bi, &off, &c);
+        if (k) {
+            if (block_run(d, b->block, k))
+                return -1;
+            d->c_ts.n += 8 * k;
+            d->c_chan.n += k;
+            d->c_id.n += 4 * k;
+            d->c_len.n += k;
+            d->c_flags.n += k;
+            d->c_off.n += 4 * k;
+            d->c_data.n = c.data_n;
+            d->ncan += k;
+            d->total_can += k;
+        }
+        if (off >= used)
+            break;
+        /* a record the run does not take (another type, a bad CAN body, or full columns) */
+        memset(&ev, 0, sizeof ev);
+        ev.block = b->block;
+        ev.block_size = b->bi.block_size;
+        ev.bi = &b->bi;
+        if (sf_rec_next(b->p, &b->bi, &off, &ev.rec) != 1) {
+            /* cannot happen after the decoder's layout check; as sf_dec_next reports it */
+            ev.kind = SF_DEC_DAMAGED;
+            ev.reason = SF_DEC_BAD_RECORD;
+            ev.count = 1;
+            ev.offset = b->block * b->bi.block_size;
+            ev.length = b->bi.block_size;
+            return handle(d, &ev);
+        }
+        ev.kind = SF_DEC_RECORD;
+        if (handle(d, &ev))
+            return -1;
+    }
+    return 0;
+}
+
 /* decode(chunk, final=False): every byte of chunk goes through the decoder (the file's next
  * bytes, in order); final: the file ends after it. Returns True once the decoder has ended. */
 static PyObject *Decoder_decode(DecoderObject *self, PyObject *args)
@@ -670,14 +831,26 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args)
     }
     Py_BEGIN_ALLOW_THREADS
     struct sf_dec_event ev;
+    struct sf_dec_block blk;
     const uint8_t *p = b.buf;
     size_t n = (size_t)b.len;
     while (!self->ended) {
-        while ((k = sf_dec_next(&self->dec, &ev)) != SF_DEC_NEED_DATA && k != SF_DEC_END)
+        for (;;) {
+            if (self->batch && sf_dec_next_block(&self->dec, &blk) == 1) {   /* batch path */
+                if (do_block(self, &blk)) {
+                    failed = 1;
+                    break;
+                }
+                continue;
+            }
+            k = sf_dec_next(&self->dec, &ev);
+            if (k == SF_DEC_NEED_DATA || k == SF_DEC_END)
+                break;
             if (handle(self, &ev)) {
                 failed = 1;
                 break;
             }
+        }
         if (failed)
             break;
         if (k == SF_DEC_END) {
@@ -705,26 +878,66 @@ static PyObject *flag_bitmaps(const uint8_t *fl, size_t n)
 {
     static const uint8_t bit[6] = { SF_CAN_EFF, SF_CAN_RTR, SF_CAN_FD, SF_CAN_BRS, SF_CAN_ESI,
                                     SF_CAN_ERR };
-    size_t nb = (n + 7) / 8;
-    PyObject *o = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(6 * nb));
-    uint8_t *p;
+    size_t nb = (n + 7) / 8, full = n / 8;
+    uint8_t *p = malloc(nb ? 6 * nb : 1);
+    int shift[6];
 
-    if (!o)
-        return NULL;
-    p = (uint8_t *)PyBytes_AS_STRING(o);
-    memset(p, 0, 6 * nb);
-    for (int k = 0; k < 6; k++) {
-        uint8_t *m = p + k * nb, b = bit[k];
-        for (size_t i = 0; i < n; i++)
-            m[i >> 3] |= (uint8_t)(((fl[i] & b) != 0) << (i & 7));
+    if (!p)
+        return PyErr_NoMemory();
+    for (int k = 0; k < 6; k++)
+        shift[k] = __builtin_ctz(bit[k]);
+    /* eight frames at a time: bit k of each of 8 flag bytes gathered into one byte by a
+     * multiply (byte j's bit lands on bit 56 + j, no two terms overlap, so no carries) */
+    for (size_t j = 0; j < full; j++) {
+        uint64_t v;
+        memcpy(&v, fl + 8 * j, 8);
+        for (int k = 0; k < 6; k++)
+            p[k * nb + j] = (uint8_t)((((v >> shift[k]) & 0x0101010101010101ull) *
+                                       0x0102040810204080ull >> 56));
     }
-    return o;
+    if (full < nb)
+        for (int k = 0; k < 6; k++) {
+            uint8_t m = 0;
+            for (size_t i = 8 * full; i < n; i++)
+                m |= (uint8_t)(((fl[i] & bit[k]) != 0) << (i & 7));
+            p[k * nb + full] = m;
+        }
+    return buf_own(p, 6 * nb);
 }
 
-/* take() -> dict of the columns decoded since the last take (bytes objects), then empty. */
+/* The channel column as Arrow dictionary indices: int32 indices into the sorted list of
+ * the channel numbers used (returned as bytes in *used). */
+static PyObject *chan_indices(const uint8_t *ch, size_t n, PyObject **used)
+{
+    uint8_t seen[256] = { 0 }, list[256];
+    int32_t lut[256], *out;
+    int m = 0;
+
+    for (size_t i = 0; i < n; i++)
+        seen[ch[i]] = 1;
+    for (int c = 0; c < 256; c++)
+        if (seen[c]) {
+            lut[c] = m;
+            list[m++] = (uint8_t)c;
+        }
+    out = malloc(n ? 4 * n : 1);
+    if (!out)
+        return PyErr_NoMemory();
+    for (size_t i = 0; i < n; i++)
+        out[i] = lut[ch[i]];
+    *used = PyBytes_FromStringAndSize((const char *)list, m);
+    if (!*used) {
+        free(out);
+        return NULL;
+    }
+    return buf_own(out, 4 * n);
+}
+
+/* take() -> dict of the columns decoded since the last take (the CAN columns as Bufs, handed
+ * over without a copy; the rest as bytes objects), then empty. */
 static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
 {
-    PyObject *r, *dl, *bits;
+    PyObject *r, *dl, *bits, *cidx, *cused = NULL;
     size_t nd = self->dmg.n / sizeof(struct damage);
     const struct damage *g = (const struct damage *)self->dmg.p;
     int32_t zero = 0;
@@ -755,13 +968,21 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
         Py_DECREF(dl);
         return NULL;
     }
-    r = Py_BuildValue("{s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:K,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+    cidx = chan_indices(self->c_chan.p, self->ncan, &cused);
+    if (!cidx) {
+        Py_DECREF(dl);
+        Py_DECREF(bits);
+        return NULL;
+    }
+    r = Py_BuildValue("{s:N,s:K," "s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N," "s:K," "s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
                       "can_bits", bits, "ncan", (unsigned long long)self->ncan,
-                      "can_ts", gbuf_take(&self->c_ts), "can_channel", gbuf_take(&self->c_chan),
-                      "can_id", gbuf_take(&self->c_id), "can_len", gbuf_take(&self->c_len),
-                      "can_flags", gbuf_take(&self->c_flags),
-                      "can_offsets", gbuf_take(&self->c_off), "can_data",
-                      gbuf_take(&self->c_data), "can_block", gbuf_take(&self->c_block),
+                      "can_chan_idx", cidx, "can_chan_used", cused,
+                      "can_ts", gbuf_take_buf(&self->c_ts),
+                      "can_channel", gbuf_take_buf(&self->c_chan),
+                      "can_id", gbuf_take_buf(&self->c_id), "can_len", gbuf_take_buf(&self->c_len),
+                      "can_flags", gbuf_take_buf(&self->c_flags),
+                      "can_offsets", gbuf_take_buf(&self->c_off), "can_data",
+                      gbuf_take_buf(&self->c_data), "can_block_runs", gbuf_take(&self->c_block),
                       "nother", (unsigned long long)self->nother,
                       "ts", gbuf_take(&self->o_ts), "type", gbuf_take(&self->o_type),
                       "channel", gbuf_take(&self->o_chan), "flags", gbuf_take(&self->o_flags),
@@ -828,7 +1049,8 @@ static PyTypeObject DecoderType = {
     .tp_name = "streamfat._core.Decoder",
     .tp_basicsize = sizeof(DecoderObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Decoder(): one log file's bytes in, column buffers out",
+    .tp_doc = "Decoder(batch=True): one log file's bytes in, column buffers out (batch=False:\n"
+              "record by record through sf_dec_next, the reference for the batch path)",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Decoder_init,
     .tp_dealloc = (destructor)Decoder_dealloc,
@@ -864,7 +1086,7 @@ PyMODINIT_FUNC PyInit__core(void)
     PyObject *m;
 
     if (PyType_Ready(&VolumeType) < 0 || PyType_Ready(&VFileType) < 0 ||
-        PyType_Ready(&DecoderType) < 0)
+        PyType_Ready(&DecoderType) < 0 || PyType_Ready(&BufType) < 0)
         return NULL;
     m = PyModule_Create(&moduledef);
     if (!m)

@@ -1,8 +1,9 @@
 """Reading log files: typed records (read_log) and Arrow tables (read_arrow, iter_batches).
 
 The C decoder (streamfat._core.Decoder, over src/log/decode.c) turns each chunk of a file
-into column buffers; here they become Arrow arrays with pyarrow.Array.from_buffers (no
-copy, no Python object per frame). Damage follows docs/FORMAT.md's reader rules: blocks
+into column buffers (whole blocks at a time: sf_dec_next_block and sf_rec_can_cols); here
+they become Arrow arrays with pyarrow.Array.from_buffers (no copy: the CAN columns are
+memory the C side hands over; no Python object per frame). Damage follows docs/FORMAT.md's reader rules: blocks
 the rules skip are never delivered; errors="raise" stops at the first damage with a
 FormatError, errors="skip" goes on and reports it (damage_summary)."""
 import heapq
@@ -265,12 +266,21 @@ def _channel_array(chan_u8, names):
     return pa.DictionaryArray.from_arrays(pa.array(lut[chan_u8], pa.int32()), dictionary)
 
 
+def _channel_dict(b, names):
+    """The channel column from the C-made dictionary indices (int32 into the sorted
+    channel numbers used)."""
+    used = b["can_chan_used"]
+    dictionary = pa.array([names.get(c, str(c)) for c in used], pa.string())
+    idx = pa.Array.from_buffers(pa.int32(), b["ncan"], [None, pa.py_buffer(b["can_chan_idx"])])
+    return pa.DictionaryArray.from_arrays(idx, dictionary, safe=False)
+
+
 def _frames_batch(st, b, with_block=False):
     n = b["ncan"]
     tst = _ts_type(st)
     cols = [
         pa.Array.from_buffers(tst, n, [None, pa.py_buffer(b["can_ts"])]),
-        _channel_array(np.frombuffer(b["can_channel"], np.uint8), st.names),
+        _channel_dict(b, st.names),
         pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(b["can_id"])]),
     ]
     bits, nb = pa.py_buffer(b["can_bits"]), (n + 7) // 8     # C-made bitmaps
@@ -283,7 +293,8 @@ def _frames_batch(st, b, with_block=False):
     ]
     names = ["ts", "channel", "id"] + [x for x, _ in _FLAG_BITS] + ["dlc", "data"]
     if with_block:
-        cols.append(pa.Array.from_buffers(pa.uint64(), n, [None, pa.py_buffer(b["can_block"])]))
+        runs = np.frombuffer(b["can_block_runs"], np.uint64).reshape(-1, 2)
+        cols.append(pa.array(np.repeat(runs[:, 0], runs[:, 1].astype(np.int64)), pa.uint64()))
         names.append("block")
     return pa.RecordBatch.from_arrays(cols, names=names)
 
@@ -476,7 +487,7 @@ def _records(st, b):
         ln = np.frombuffer(b["can_len"], np.uint8).tolist()
         fl = np.frombuffer(b["can_flags"], np.uint8).tolist()
         offs = np.frombuffer(b["can_offsets"], np.int32).tolist()
-        data = b["can_data"]
+        data = bytes(b["can_data"])
     m, types, ooffs = _others(b)
     pos = np.frombuffer(b["pos"], np.uint64).tolist() if m else []
     # frame i comes after the other records with pos <= i
