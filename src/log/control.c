@@ -7,10 +7,11 @@
  *
  * Compiled form, in the caller's memory (struct sfl_ctl, then one struct ctl_filt per
  * filter, then one struct ctl_chan per counted channel):
- * - Standard ids (11 bits) are looked up in tables of 2048 entries built at open: per
- *   filter one bit per id (reject), and per logger the first matching prescaler and the
- *   "group" (signals to decode, frame conditions) of each id. Masks cost nothing at run
- *   time; first match is decided when the table is built.
+ * - Standard ids (11 bits) are looked up in one table of 2048 entries per filter (and one
+ *   for channels without a filter), built at open: each entry holds in 16 bits the verdict
+ *   (INFO_REJECT), the first matching prescaler and the "group" (signals to decode, frame
+ *   conditions) of the id, so a frame costs one load. Masks cost nothing at run time;
+ *   first match is decided when the table is built.
  * - Extended ids (29 bits): a sorted table of the exact-id rules (mask covering all 29
  *   bits), searched by bisection, and the masked rules in their order. First-match is kept
  *   although the two are searched apart: for an exact entry the value stored is that of the
@@ -52,7 +53,6 @@ struct ext_tab {
 
 struct ctl_filt {
     uint16_t std_info[STD_IDS];        /* the logger's std_info, INFO_REJECT where rejected */
-    uint8_t std_reject[STD_IDS / 8];   /* bit per standard id */
     uint8_t ext_default;               /* reject when no extended rule matches */
     struct ext_tab ext;                /* val: 1 reject, 0 accept */
 };
@@ -104,9 +104,8 @@ struct sfl_ctl {
     } route[SF_LOG_CHANNELS];
     uint8_t chan_filter[SF_LOG_CHANNELS];   /* 1 + filter index; 0: none */
     uint16_t std_info[STD_IDS];             /* per standard id: 1 + group index (0: none)
-                                               | (1 + prescaler index) << 8 (0: none) */
-    uint8_t std_presc[STD_IDS];             /* 1 + prescaler index; 0: none */
-    uint8_t std_group[STD_IDS];             /* 1 + group index; 0: none */
+                                               | (1 + prescaler index) << 8 (0: none); the
+                                               one table of the standard ids, built in place */
     struct ext_tab ext_presc;               /* val: prescaler index */
     struct ext_tab ext_group;               /* val: group index (exact only) */
     struct ctl_group group[SF_CTL_MAX_SIGNALS + NCOND];
@@ -459,7 +458,7 @@ static void filt_compile(struct ctl_filt *f, const struct sf_ctl_filter *fl)
             }
         }
         if (rej)
-            f->std_reject[id >> 3] |= (uint8_t)(1u << (id & 7));
+            f->std_info[id] = INFO_REJECT;      /* the others: the logger's, at the end */
     }
     f->ext_default = fl->default_reject;
     for (uint32_t i = 0; i < fl->count; i++) {
@@ -497,12 +496,12 @@ static void filt_compile(struct ctl_filt *f, const struct sf_ctl_filter *fl)
 static uint8_t group_of(struct sfl_ctl *x, uint32_t *ngroups, uint32_t id, uint8_t ext)
 {
     if (!ext) {
-        if (!x->std_group[id]) {
+        if (!(x->std_info[id] & 0xFFu)) {
             if (*ngroups >= sizeof x->group / sizeof x->group[0])
                 return NOMATCH;
-            x->std_group[id] = (uint8_t)(++*ngroups);
+            x->std_info[id] |= (uint16_t)(++*ngroups);
         }
-        return (uint8_t)(x->std_group[id] - 1);
+        return (uint8_t)((x->std_info[id] & 0xFFu) - 1);
     }
     for (uint32_t i = 0; i < x->ext_group.n_exact; i++)
         if (x->ext_group.exact[i].id == id)
@@ -550,7 +549,7 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
         for (uint32_t i = 0; i < c->prescaler_count; i++) {
             const struct sf_ctl_prescale *p = &c->prescalers[i];
             if (!p->ext && ((id ^ p->id) & p->mask) == 0) {
-                x->std_presc[id] = (uint8_t)(i + 1);
+                x->std_info[id] = (uint16_t)((i + 1) << 8);
                 break;
             }
         }
@@ -606,10 +605,9 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
     }
     ext_sort(&x->ext_group);
     for (uint32_t id = 0; id < STD_IDS; id++) {
-        x->std_info[id] = (uint16_t)(x->std_group[id] | x->std_presc[id] << 8);
         for (uint32_t f = 0; f < x->nfilt; f++)
-            x->filt[f].std_info[id] = x->filt[f].std_reject[id >> 3] >> (id & 7) & 1 ?
-                                      INFO_REJECT : x->std_info[id];
+            if (x->filt[f].std_info[id] != INFO_REJECT)
+                x->filt[f].std_info[id] = x->std_info[id];
     }
     for (uint32_t ch = 0; ch < SF_LOG_CHANNELS; ch++) {
         struct ctl_route *r = &x->route[ch];
