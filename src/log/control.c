@@ -545,7 +545,11 @@ static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint3
                           uint32_t flags, const uint8_t *data, uint8_t len);
 static int ctl_service(struct sf_log *lg, uint64_t now);
 static void ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
+static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint8_t len);
 static const struct sfl_ctl_ops ctl_ops = { ctl_append_can, ctl_service, ctl_stats };
+static const struct sfl_ctl_ops ctl_ops_measured = { ctl_append_measured, ctl_service,
+                                                     ctl_stats };
 
 int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uint32_t mem_size)
 {
@@ -686,7 +690,7 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
             x->chan[ch].tot[k] = 0;
         }
     }
-    lg->ctl_ops = &ctl_ops;
+    lg->ctl_ops = lg->flags & SF_LOG_MEASURE ? &ctl_ops_measured : &ctl_ops;
     lg->ctl = x;                        /* the producers start after this call */
     return 0;
 }
@@ -997,6 +1001,18 @@ static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint3
     if (info & 0xFFu)
         return ctl_group(lg, channel, ts, id, info, data, len);
     return ctl_tail(lg, channel, ts, id, data, len, x, info);
+}
+
+/* SF_LOG_MEASURE: the whole call timed, the stage included (frames it keeps out too);
+ * the ring's own timing of CAN frames is off while a stage is attached. */
+static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    uint64_t t0 = log_now(lg);
+    int r = ctl_append_can(lg, channel, ts, id, flags, data, len);
+    if (r != SF_EINVAL)
+        sfl_measure_end(lg, t0);
+    return r;
 }
 
 /* ---- the writer's side ---- */

@@ -719,6 +719,41 @@ static void test_thresholds_fields(void)
     printf("thresholds on fields: %u cases\n", cases);
 }
 
+/* SF_LOG_MEASURE with a control stage: every call is timed once, the stage included, the
+ * frames it keeps out too (filtered, prescaled, paused); invalid frames are not. */
+static _Atomic uint64_t tick;
+static uint64_t tick_clock(void *ctx) { (void)ctx; return atomic_fetch_add(&tick, 100) + 100; }
+
+static void test_measure(void)
+{
+    format();
+    struct sf_ctl_rule r = { .id = 0x105, .mask = 0x7FF, .reject = 1 };
+    struct sf_ctl_filter f = { .channel = 0, .count = 1, .rules = &r };
+    struct sf_ctl_prescale p = { .id = 0x101, .mask = 0x7FF, .kind = SF_CTL_EVERY, .n = 2 };
+    struct sf_ctl_cfg ctl = { .filters = &f, .filter_count = 1, .prescalers = &p,
+                              .prescaler_count = 1, .signals = &sig_k, .signal_count = 1,
+                              .start = { .kind = SF_CTL_SIGNAL, .op = SF_CTL_GE, .value = 100 } };
+    struct sf_log_cfg c = base_cfg(&ctl);
+    c.flags = SF_LOG_MEASURE;
+    c.clock = tick_clock;
+    REQUIRE(open_log(&c) == 0);
+    feed(1600);
+    uint8_t d[8] = { 0 };
+    CHECK_EQ(sf_log_append_can(&lg, 0, 1, 0x800, 0, d, 8), SF_EINVAL);   /* not timed */
+    struct sf_log_stats st;
+    struct sf_hist ha;
+    sf_log_get_stats(&lg, &st);
+    sf_log_get_hist(&lg, &ha, NULL, NULL);
+    CHECK(st.records_filtered > 0 && st.records_prescaled > 0 && st.records_paused > 0);
+    CHECK_EQ(ha.count, 1600);
+    CHECK(ha.max_ns >= 100);
+    CHECK_EQ(sf_log_close(&lg), 0);
+    CHECK_EQ(sf_unlink(&vol, "LOG00001.SFL"), 0);
+    printf("measure: %llu appends timed (%llu filtered, %llu prescaled, %llu paused)\n",
+           (unsigned long long)ha.count, (unsigned long long)st.records_filtered,
+           (unsigned long long)st.records_prescaled, (unsigned long long)st.records_paused);
+}
+
 /* ---- threads: two producers sharing prescalers and a stop condition, a writer ---- */
 
 static _Atomic int thr_done, thr_err;   /* CHECK is not for other threads */
@@ -883,6 +918,7 @@ int main(int argc, char **argv)
     RUN(signal_trigger);
     RUN(thresholds);
     RUN(thresholds_fields);
+    RUN(measure);
     RUN(invalid);
     RUN(threads);
     sf_unmount(&vol);
