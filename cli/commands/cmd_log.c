@@ -87,7 +87,8 @@ static const char help[] =
 "  --filter [!]ID[/MASK][@CHANNEL]  CAN frames: keep those with (id & MASK) == (ID & MASK);\n"
 "                       repeat for more; '!' rejects (a matching reject wins; with no\n"
 "                       accept rule the rest is kept); @CHANNEL: that channel only (a\n"
-"                       number). Hexadecimal. Run by the core's control stage; counted\n"
+"                       number, or the name the source gives it: can0, gen1).\n"
+"                       Hexadecimal. Run by the core's control stage; counted\n"
 "  --prescale ID[/MASK]:N|T|change[/BYTEMASK]  keep 1 in N of those frames, at most one\n"
 "                       per duration T (100ms), or only when the data changed under\n"
 "                       BYTEMASK (hex bytes, first data byte first); counted, never dropped\n"
@@ -470,7 +471,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     if (a->so.raw && lctl_active(a->ctl))
         return cli_usage("--filter, --prescale, --signal, --start, --stop and signal "
                          "triggers work on CAN frames, not with --raw");
-    if (lctl_active(a->ctl) &&
+    if (lctl_active(a->ctl) && !lctl_has_channel_names(a->ctl) &&     /* else after the source */
         lctl_build(a->ctl, SF_LOG_CHANNELS, a->pre_ns || a->pre_bytes || a->post_ns))
         return CLI_USAGE;
     if (a->have_size && !a->mkfs)
@@ -570,6 +571,15 @@ static int log_run(int argc, char **argv)
     src = src_parse(a.source, &a.so, errbuf, sizeof errbuf);
     if (!src)
         return cli_usage("%s", errbuf);
+    if (lctl_has_channel_names(&ctl)) {    /* --filter ...@NAME: the source's channel names */
+        unsigned n = src_channels(src, &names);
+        if (lctl_resolve_channels(&ctl, names, n) ||
+            lctl_build(&ctl, SF_LOG_CHANNELS, a.pre_ns || a.pre_bytes || a.post_ns)) {
+            lctl_free(&ctl);
+            src_free(src);
+            return CLI_USAGE;
+        }
+    }
 
     if (a.mkfs) {
         struct mkfs_args m;

@@ -57,7 +57,12 @@ int lctl_parse_filter(struct lctl *c, const char *s)
     if (slash && parse_hex(slash + 1, at ? (size_t)(at - slash - 1) : strlen(slash + 1),
                            &f.mask))
         goto bad;
-    if (at) {
+    if (at && at[1] && !(at[1] >= '0' && at[1] <= '9')) {     /* a channel's name */
+        if (strlen(at + 1) >= sizeof f.chan_name || strchr(at + 1, '@'))
+            goto bad;
+        strcpy(f.chan_name, at + 1);
+        f.channel = -2;
+    } else if (at) {
         char *end;
         errno = 0;
         long ch = strtol(at + 1, &end, 10);
@@ -69,7 +74,44 @@ int lctl_parse_filter(struct lctl *c, const char *s)
     return 0;
 bad:
     return cli_usage("invalid filter '%s' ([!]ID[/MASK][@CHANNEL], hexadecimal ids, "
-                     "CHANNEL 0..255)", orig);
+                     "CHANNEL 0..255 or a channel's name)", orig);
+}
+
+int lctl_has_channel_names(const struct lctl *c)
+{
+    for (unsigned i = 0; i < c->nfilters; i++)
+        if (c->filters[i].channel == -2)
+            return 1;
+    return 0;
+}
+
+int lctl_resolve_channels(struct lctl *c, const char *const *names, unsigned n)
+{
+    for (unsigned i = 0; i < c->nfilters; i++) {
+        struct lctl_filter *f = &c->filters[i];
+        int found = -1, count = 0;
+        if (f->channel != -2)
+            continue;
+        for (unsigned k = 0; k < n && k < 256; k++)
+            if (names[k] && !strcmp(names[k], f->chan_name)) {
+                found = found < 0 ? (int)k : found;
+                count++;
+            }
+        if (count > 1)
+            return cli_usage("--filter ...@%s: %d channels have that name; give its number",
+                             f->chan_name, count);
+        if (found < 0) {
+            char known[200] = "";
+            size_t kl = 0;
+            for (unsigned k = 0; k < n && kl < sizeof known - 40; k++)
+                kl += (size_t)snprintf(known + kl, sizeof known - kl, "%s%u=%s", k ? ", " : "",
+                                       k, names[k] ? names[k] : "?");
+            return cli_usage("--filter ...@%s: the source has no channel of that name "
+                             "(known at start: %s)", f->chan_name, n ? known : "none");
+        }
+        f->channel = found;
+    }
+    return 0;
 }
 
 int lctl_parse_prescale(struct lctl *c, const char *s)

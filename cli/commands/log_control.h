@@ -6,7 +6,8 @@
  *                                       matching reject wins, else a matching accept passes;
  *                                       with no accept rule everything else passes. A rule
  *                                       matches 11- and 29-bit frames alike (as before);
- *                                       @CHANNEL (a number) limits it to one channel
+ *                                       @CHANNEL (a number, or the source's name of one
+ *                                       channel, e.g. can0) limits it to that channel
  *   --prescale ID[/MASK]:N              keep 1 in N frames of those ids
  *   --prescale ID[/MASK]:T              at most one per duration T (e.g. 100ms; needs a unit)
  *   --prescale ID[/MASK]:change[/BYTEMASK]  only frames whose data changed under BYTEMASK
@@ -33,7 +34,8 @@
 struct lctl_filter {
     uint32_t id, mask;
     int reject;
-    int channel;                         /* -1: every channel */
+    int channel;                         /* -1: every channel; -2: by name, below */
+    char chan_name[32];                  /* @NAME: resolved by lctl_resolve_channels */
 };
 
 struct lctl {
@@ -69,6 +71,11 @@ int lctl_active(const struct lctl *c);
 /* Resolve names, build the core's configuration for channels 0 .. channels - 1 (counted per
  * channel), check it: 0, or -1 after one usage line naming the problem. */
 int lctl_build(struct lctl *c, unsigned channels, int recorder);
+/* Some --filter names its channel (then lctl_resolve_channels before lctl_build). */
+int lctl_has_channel_names(const struct lctl *c);
+/* --filter ...@NAME to the channel the source calls NAME: 0, or -1 after one usage line
+ * (no such name, or more than one channel of that name). */
+int lctl_resolve_channels(struct lctl *c, const char *const *names, unsigned n);
 /* After sf_log_open: attach. 0 or -1 after printing why. */
 int lctl_attach(struct lctl *c, struct sf_log *lg);
 void lctl_free(struct lctl *c);

@@ -259,12 +259,13 @@ void sf_log_get_hist(const struct sf_log *lg, struct sf_hist *append, struct sf_
  * A frame kept from the ring by the stage is counted (per channel and in sf_log_stats),
  * never dropped: sf_log_append_can returns 0 for it.
  *
- * Cost: O(1) for standard ids (per-channel bitmaps and per-id tables of 2048 entries, built
- * at open: masks cost nothing at run time), a binary search of the exact extended rules and
- * a scan of the masked extended ones for 29-bit ids; no floating point (thresholds are
- * converted to raw signal units at open); no locks: counters are 32-bit atomics, the
- * prescalers' and triggers' state sits under try-locks that are never waited on (a frame
- * that finds a prescaler busy - another producer in it at that moment - is kept).
+ * Cost: O(1) for standard ids (one table of 2048 entries per filter, built at open: masks
+ * cost nothing at run time), a binary search of the exact extended rules and a scan of the
+ * masked extended ones for 29-bit ids; no floating point (thresholds are converted to raw
+ * signal units at open); no locks: counters are 32-bit atomics, a 1-in-n prescaler's count
+ * is one compare-and-swap (exact under concurrency), the other prescalers' and the
+ * triggers' state sits under try-locks that are never waited on (a frame that finds a
+ * period or change prescaler busy - another producer in it at that moment - is kept).
  *
  * Start/stop: with a start condition logging begins stopped; a frame that makes the start
  * condition true starts it (that frame is logged); a frame that makes the stop condition

@@ -7,10 +7,11 @@
  *
  * Compiled form, in the caller's memory (struct sfl_ctl, then one struct ctl_filt per
  * filter, then one struct ctl_chan per counted channel):
- * - Standard ids (11 bits) are looked up in tables of 2048 entries built at open: per
- *   filter one bit per id (reject), and per logger the first matching prescaler and the
- *   "group" (signals to decode, frame conditions) of each id. Masks cost nothing at run
- *   time; first match is decided when the table is built.
+ * - Standard ids (11 bits) are looked up in one table of 2048 entries per filter (and one
+ *   for channels without a filter), built at open: each entry holds in 16 bits the verdict
+ *   (INFO_REJECT), the first matching prescaler and the "group" (signals to decode, frame
+ *   conditions) of the id, so a frame costs one load. Masks cost nothing at run time;
+ *   first match is decided when the table is built.
  * - Extended ids (29 bits): a sorted table of the exact-id rules (mask covering all 29
  *   bits), searched by bisection, and the masked rules in their order. First-match is kept
  *   although the two are searched apart: for an exact entry the value stored is that of the
@@ -52,7 +53,6 @@ struct ext_tab {
 
 struct ctl_filt {
     uint16_t std_info[STD_IDS];        /* the logger's std_info, INFO_REJECT where rejected */
-    uint8_t std_reject[STD_IDS / 8];   /* bit per standard id */
     uint8_t ext_default;               /* reject when no extended rule matches */
     struct ext_tab ext;                /* val: 1 reject, 0 accept */
 };
@@ -64,17 +64,39 @@ struct ctl_sig {
     uint8_t fsh;                       /* that shift: Intel right by start, Motorola left by
                                           the MSB's big-endian position */
     uint64_t mask;                     /* Intel: 2^len - 1 */
-    uint32_t conds;                    /* conditions on this signal (bit per C_*) */
+    uint8_t lsh, rsh;                  /* fast: the field is (frame's first 8 bytes, little-
+                                          endian or, Motorola, big-endian) << lsh >> rsh */
+    uint32_t conds;                    /* conditions on this signal (bit per C_*), those that
+                                          can never hold left out */
 };
 
 struct ctl_cond {
     uint8_t never;
     uint64_t lo, hi;                   /* biased raw range (see the top of this file) */
+    uint64_t span;                     /* hi - lo: holds when biased - lo <= span */
 };
 
 struct ctl_group {
     uint32_t sigs;                     /* signals of this id that some condition uses */
     uint32_t frame_conds;              /* SF_CTL_FRAME conditions on this id */
+    uint8_t slow;                      /* a signal reaches past the first 8 data bytes */
+    uint8_t chk0, nchk;                /* not slow: its checks, check[chk0 .. chk0 + nchk) */
+    uint32_t pad;                      /* 16 bytes: indexed by a shift */
+};
+
+/* One condition on one signal, self-contained for an 8-byte frame: w = the frame's first 8
+ * bytes as a little-endian (Intel) or big-endian (Motorola) word; the condition holds when
+ * ((w * mul & top) ^ flip) - lo <= span. w * mul (mul = 2^lsh: a shift without a shift
+ * count register) puts the field at the top of the word, top keeps only it; flip (the sign
+ * bit, for a signed signal) maps the field's two's complement values in order onto 0 ..
+ * 2^len - 1; lo and span are the condition's bounds in that order, moved up by the same
+ * 64 - len bits. Modulo 2^64 the top len bits compute modulo 2^len, where v in [lo, hi]
+ * is exactly (v - lo) mod 2^len <= hi - lo, so one unsigned comparison decides. */
+struct ctl_check {
+    uint32_t motorola;
+    uint32_t bit;                      /* 1 << the condition's C_* */
+    uint64_t mul, top, flip, lo, span;
+    uint64_t pad[2];                   /* 64 bytes: indexed by a shift */
 };
 
 struct ctl_presc {
@@ -82,9 +104,10 @@ struct ctl_presc {
     uint8_t kind;                      /* copies of the cfg's, next to the state */
     uint32_t n;
     uint64_t period_ns, mask;
-    uint32_t count;
+    _Atomic uint32_t count;            /* every: outside the lock (ctl_append_can) */
     uint8_t have, last_len;
     uint64_t last_ts, last_data;
+    uint8_t pad[8];                    /* 64 bytes: indexed by a shift */
 };
 
 struct ctl_chan {
@@ -99,19 +122,18 @@ struct sfl_ctl {
     uint8_t have_runctl, rotate_on_start;
     struct ctl_route {                      /* per channel */
         const uint16_t *std;                /* std_info, or its filter's */
-        uint8_t filt;                       /* 1 + filter index; 0: none */
-        uint8_t slot;                       /* counters */
+        struct ctl_chan *ch;                /* counters */
     } route[SF_LOG_CHANNELS];
     uint8_t chan_filter[SF_LOG_CHANNELS];   /* 1 + filter index; 0: none */
     uint16_t std_info[STD_IDS];             /* per standard id: 1 + group index (0: none)
-                                               | (1 + prescaler index) << 8 (0: none) */
-    uint8_t std_presc[STD_IDS];             /* 1 + prescaler index; 0: none */
-    uint8_t std_group[STD_IDS];             /* 1 + group index; 0: none */
+                                               | (1 + prescaler index) << 8 (0: none); the
+                                               one table of the standard ids, built in place */
     struct ext_tab ext_presc;               /* val: prescaler index */
     struct ext_tab ext_group;               /* val: group index (exact only) */
     struct ctl_group group[SF_CTL_MAX_SIGNALS + NCOND];
     struct ctl_sig sig[SF_CTL_MAX_SIGNALS];
     struct ctl_cond cond[NCOND];
+    struct ctl_check check[NCOND];          /* by group (fast groups only) */
     struct ctl_presc presc[SF_CTL_MAX_PRESCALERS];
     /* start/stop: bit 0 running, bits 1..31 stops so far (mod 2^31) */
     _Atomic uint32_t run;
@@ -283,6 +305,10 @@ static void sig_compile(struct ctl_sig *k, const struct sf_ctl_signal *s)
     k->fast = k->need <= 8;
     k->fsh = (uint8_t)(s->motorola ? 8u * k->b0 + k->sh : s->start);
     k->mask = s->length < 64 ? (1ull << s->length) - 1 : ~0ull;
+    /* fast: the field's most significant bit at 64 - lsh - 1 of the 64-bit word, its
+     * least at rsh - lsh (Intel: start + length <= 64; Motorola: fsh + length <= 64) */
+    k->lsh = (uint8_t)(k->fast ? (s->motorola ? k->fsh : 64u - s->start - s->length) : 0);
+    k->rsh = (uint8_t)(64u - s->length);
 }
 
 /* Intel: the bits from the least significant up, byte 0 first. Motorola (DBC): start is
@@ -407,6 +433,7 @@ static void cond_compile(struct ctl_cond *cc, const struct sf_ctl_cfg *c,
         op = flip[op];
     }
     cond_range(cc, (k->value - s->offset) / s->scale, op, s->is_signed, s->length);
+    cc->span = cc->hi - cc->lo;
 }
 
 /* ---- compilation ---- */
@@ -459,7 +486,7 @@ static void filt_compile(struct ctl_filt *f, const struct sf_ctl_filter *fl)
             }
         }
         if (rej)
-            f->std_reject[id >> 3] |= (uint8_t)(1u << (id & 7));
+            f->std_info[id] = INFO_REJECT;      /* the others: the logger's, at the end */
     }
     f->ext_default = fl->default_reject;
     for (uint32_t i = 0; i < fl->count; i++) {
@@ -497,12 +524,12 @@ static void filt_compile(struct ctl_filt *f, const struct sf_ctl_filter *fl)
 static uint8_t group_of(struct sfl_ctl *x, uint32_t *ngroups, uint32_t id, uint8_t ext)
 {
     if (!ext) {
-        if (!x->std_group[id]) {
+        if (!(x->std_info[id] & 0xFFu)) {
             if (*ngroups >= sizeof x->group / sizeof x->group[0])
                 return NOMATCH;
-            x->std_group[id] = (uint8_t)(++*ngroups);
+            x->std_info[id] |= (uint16_t)(++*ngroups);
         }
-        return (uint8_t)(x->std_group[id] - 1);
+        return (uint8_t)((x->std_info[id] & 0xFFu) - 1);
     }
     for (uint32_t i = 0; i < x->ext_group.n_exact; i++)
         if (x->ext_group.exact[i].id == id)
@@ -518,7 +545,11 @@ static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint3
                           uint32_t flags, const uint8_t *data, uint8_t len);
 static int ctl_service(struct sf_log *lg, uint64_t now);
 static void ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
+static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint8_t len);
 static const struct sfl_ctl_ops ctl_ops = { ctl_append_can, ctl_service, ctl_stats };
+static const struct sfl_ctl_ops ctl_ops_measured = { ctl_append_measured, ctl_service,
+                                                     ctl_stats };
 
 int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uint32_t mem_size)
 {
@@ -550,7 +581,7 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
         for (uint32_t i = 0; i < c->prescaler_count; i++) {
             const struct sf_ctl_prescale *p = &c->prescalers[i];
             if (!p->ext && ((id ^ p->id) & p->mask) == 0) {
-                x->std_presc[id] = (uint8_t)(i + 1);
+                x->std_info[id] = (uint16_t)((i + 1) << 8);
                 break;
             }
         }
@@ -583,9 +614,12 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
         x->presc[i].n = p->n;
         x->presc[i].period_ns = p->period_ns;
         atomic_init(&x->presc[i].lock, 0);
+        atomic_init(&x->presc[i].count, 0);
     }
     /* conditions and the signals they use, grouped by id */
     uint32_t ngroups = 0;
+    uint8_t cond_group[NCOND];
+    memset(cond_group, NOMATCH, sizeof cond_group);
     for (uint32_t k = 0; k < 2 + c->trigger_count; k++) {
         const struct sf_ctl_cond *cd = k == 0 ? &c->start : k == 1 ? &c->stop :
                                        &c->triggers[k - 2];
@@ -593,11 +627,15 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
         if (cd->kind == SF_CTL_SIGNAL) {
             const struct sf_ctl_signal *s = &c->signals[cd->signal];
             sig_compile(&x->sig[cd->signal], s);
-            x->sig[cd->signal].conds |= 1u << k;
             cond_compile(&x->cond[k], c, cd);
+            if (x->cond[k].never)
+                continue;                       /* nothing to evaluate */
+            x->sig[cd->signal].conds |= 1u << k;
             if ((g = group_of(x, &ngroups, s->id, s->ext)) == NOMATCH)
                 return SF_EINVAL;
             x->group[g].sigs |= 1u << cd->signal;
+            x->group[g].slow |= !x->sig[cd->signal].fast;
+            cond_group[k] = g;
         } else if (cd->kind == SF_CTL_FRAME) {
             if ((g = group_of(x, &ngroups, cd->id, cd->ext)) == NOMATCH)
                 return SF_EINVAL;
@@ -605,17 +643,41 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
         }
     }
     ext_sort(&x->ext_group);
+    /* the checks of the fast groups, each group's together */
+    uint32_t nchk = 0;
+    for (uint32_t g = 0; g < ngroups; g++) {
+        struct ctl_group *gr = &x->group[g];
+        gr->chk0 = (uint8_t)nchk;
+        for (uint32_t k = 0; k < 2 + c->trigger_count && !gr->slow; k++) {
+            if (cond_group[k] != g)
+                continue;
+            const struct sf_ctl_cond *cd = k == 0 ? &c->start : k == 1 ? &c->stop :
+                                           &c->triggers[k - 2];
+            const struct ctl_sig *sg = &x->sig[cd->signal];
+            struct ctl_check *ck = &x->check[nchk++];
+            uint64_t lo = x->cond[k].lo;
+            if (sg->is_signed)         /* from "sign bit flipped" to "+ 2^(len - 1)" */
+                lo = lo - SIGN64 + (1ull << (sg->len - 1));
+            ck->motorola = sg->motorola;
+            ck->bit = 1u << k;
+            ck->mul = 1ull << sg->lsh;
+            ck->top = ~0ull << sg->rsh;
+            ck->flip = sg->is_signed ? SIGN64 : 0;
+            ck->lo = lo << sg->rsh;
+            ck->span = x->cond[k].span << sg->rsh;
+        }
+        gr->nchk = (uint8_t)(nchk - gr->chk0);
+    }
     for (uint32_t id = 0; id < STD_IDS; id++) {
-        x->std_info[id] = (uint16_t)(x->std_group[id] | x->std_presc[id] << 8);
         for (uint32_t f = 0; f < x->nfilt; f++)
-            x->filt[f].std_info[id] = x->filt[f].std_reject[id >> 3] >> (id & 7) & 1 ?
-                                      INFO_REJECT : x->std_info[id];
+            if (x->filt[f].std_info[id] != INFO_REJECT)
+                x->filt[f].std_info[id] = x->std_info[id];
     }
     for (uint32_t ch = 0; ch < SF_LOG_CHANNELS; ch++) {
         struct ctl_route *r = &x->route[ch];
-        r->filt = x->chan_filter[ch];
-        r->std = r->filt ? x->filt[r->filt - 1].std_info : x->std_info;
-        r->slot = (uint8_t)(ch < x->nchan ? ch : x->nchan - 1);
+        uint8_t filt = x->chan_filter[ch];
+        r->std = filt ? x->filt[filt - 1].std_info : x->std_info;
+        r->ch = &x->chan[ch < x->nchan ? ch : x->nchan - 1];
     }
     x->have_runctl = c->start.kind != SF_CTL_NONE || c->stop.kind != SF_CTL_NONE;
     x->rotate_on_start = (c->flags & SF_CTL_ROTATE_ON_START) && !lg->fr;
@@ -628,7 +690,7 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
             x->chan[ch].tot[k] = 0;
         }
     }
-    lg->ctl_ops = &ctl_ops;
+    lg->ctl_ops = lg->flags & SF_LOG_MEASURE ? &ctl_ops_measured : &ctl_ops;
     lg->ctl = x;                        /* the producers start after this call */
     return 0;
 }
@@ -726,19 +788,33 @@ static SF_NOINLINE void on_group(struct sfl_ctl *x, uint32_t gi, uint64_t ts, ui
         trig_fire(x, (uint32_t)__builtin_ctz(t), ts);
 }
 
-static SF_NOINLINE int presc_keep(struct sfl_ctl *x, uint32_t i, uint64_t ts,
-                                  const uint8_t *data, uint8_t len)
+/* A prescaler of kind every: 1 in n, lock-free. One compare-and-swap of the count: a
+ * producer that interrupts another between its load and its swap makes that one retry
+ * (once per interruption), and no frame is kept or dropped twice. */
+SF_ALWAYS_INLINE int every_keep(struct ctl_presc *ps)
+{
+    uint32_t c = atomic_load_explicit(&ps->count, memory_order_relaxed), nc;
+    do
+        nc = c + 1 >= ps->n ? 0 : c + 1;
+    while (!atomic_compare_exchange_weak_explicit(&ps->count, &c, nc, memory_order_relaxed,
+                                                  memory_order_relaxed));
+    return c == 0;
+}
+
+/* Prescaler i on a frame: keep it (1) or not (0). The state of kinds period and change sits
+ * under a try-lock: the prescalers are shared by every producer (threads, interrupts), and
+ * a producer that finds another inside (it interrupted that one, or runs beside it on
+ * another core) keeps the frame instead of waiting, so no producer ever blocks. */
+SF_ALWAYS_INLINE int presc_step(struct sfl_ctl *x, uint32_t i, uint64_t ts,
+                                const uint8_t *data, uint8_t len)
 {
     struct ctl_presc *ps = &x->presc[i];
     int keep;
+    if (ps->kind == SF_CTL_EVERY)
+        return every_keep(ps);
     if (atomic_exchange_explicit(&ps->lock, 1, memory_order_acquire))
         return 1;                               /* another producer is in: keep */
     switch (ps->kind) {
-    case SF_CTL_EVERY:
-        keep = ps->count == 0;
-        if (++ps->count >= ps->n)
-            ps->count = 0;
-        break;
     case SF_CTL_PERIOD:
         keep = !ps->have || ts < ps->last_ts || ts - ps->last_ts >= ps->period_ns;
         if (keep) {
@@ -766,6 +842,12 @@ static SF_NOINLINE int presc_keep(struct sfl_ctl *x, uint32_t i, uint64_t ts,
     return keep;
 }
 
+static SF_NOINLINE int presc_keep(struct sfl_ctl *x, uint32_t i, uint64_t ts,
+                                  const uint8_t *data, uint8_t len)
+{
+    return presc_step(x, i, ts, data, len);
+}
+
 /* 29-bit ids: the filter, then group and prescaler, by bisection and scan. */
 static SF_NOINLINE uint32_t ext_info(const struct sfl_ctl *x, uint32_t filt, uint32_t id)
 {
@@ -779,20 +861,21 @@ static SF_NOINLINE uint32_t ext_info(const struct sfl_ctl *x, uint32_t filt, uin
     return (g == NOMATCH ? 0u : g + 1u) | (p == NOMATCH ? 0u : p + 1u) << 8;
 }
 
-/* Everything but the common case (see ctl_append_can). */
-static SF_NOINLINE int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+/* Everything but the common case (see ctl_append_can): frames with flags, invalid ones,
+ * and those the common path hands over. */
+static SF_TAIL_STEP int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
                                 uint32_t flags, const uint8_t *data, uint8_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_route *r = &x->route[channel];
-    struct ctl_chan *ch = &x->chan[r->slot];
+    struct ctl_chan *ch = r->ch;
     if (!rec_can_valid_fast(id, flags, len) || (len && !data && !(flags & SF_CAN_RTR)))
         return SF_EINVAL;           /* as sf_log_append_can: refused, nothing counted */
     if (flags & SF_CAN_ERR)
         return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);   /* not controlled */
     /* 1. the channel's filter, the id's group (signals, conditions) and prescaler: one
      * table entry for an 11-bit id */
-    uint32_t info = flags & SF_CAN_EFF ? ext_info(x, r->filt, id) : r->std[id];
+    uint32_t info = flags & SF_CAN_EFF ? ext_info(x, x->chan_filter[channel], id) : r->std[id];
     if (info == INFO_REJECT) {
         count(ch, K_FILTERED);
         return 0;
@@ -815,24 +898,121 @@ static SF_NOINLINE int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts,
     return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
 }
 
-/* The common case first, with no call but tail calls (so no registers to save): a plain
- * 11-bit frame that the filter passes, with no group or prescaler, while logging runs.
- * Everything else, validation of frames with flags included, is ctl_slow's. */
+/* The conditions (bit per C_*) that hold on an 8-byte frame of group g, whose signals all
+ * lie in the first 8 bytes: per condition (struct ctl_check) a multiplication, a mask and a
+ * flip of the frame's 64-bit word, a subtraction and a comparison against bounds computed
+ * at open (no floating point, no store). */
+SF_ALWAYS_INLINE uint32_t group_hold8(const struct sfl_ctl *x, const struct ctl_group *g,
+                                      const uint8_t *data)
+{
+    uint32_t hold = g->frame_conds;
+    const struct ctl_check *ck = &x->check[g->chk0];
+    for (uint32_t n = g->nchk; n; n--, ck++) {
+        uint64_t w = ld_le64(data);            /* a load again: fewer registers held */
+        if (ck->motorola)
+            w = __builtin_bswap64(w);
+        w = (w * ck->mul & ck->top) ^ ck->flip;
+        hold |= w - ck->lo <= ck->span ? ck->bit : 0;
+    }
+    return hold;
+}
+
+/* After the filter and the conditions, on the way of ctl_append_can: the prescaler of
+ * kind period or change (the every kind is inline there), and the rest. The argument
+ * `flags` carries the id's table entry instead (the frame's flags are 0; the same argument
+ * list as the callers' keeps the calls tail calls). */
+static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint8_t channel, uint64_t ts,
+                                        uint32_t id, uint32_t info, const uint8_t *data,
+                                        uint8_t len)
+{
+    struct sfl_ctl *x = lg->ctl;
+    if (!presc_step(x, (info >> 8) - 1u, ts, data, len)) {
+        count(x->route[channel].ch, K_PRESCALED);
+        return 0;
+    }
+    count(x->route[channel].ch, K_LOGGED);
+    return sfl_ring_put_can(lg, channel, ts, id, 0, data, len);
+}
+
+/* The end of the usual frame's way (ctl_append_can, ctl_group): start/stop state, the
+ * prescaler (of kind every inline), the counter, the ring. */
+SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                              const uint8_t *data, uint8_t len, struct sfl_ctl *x,
+                              uint32_t info)
+{
+    if (!(atomic_load_explicit(&x->run, memory_order_relaxed) & 1u)) {
+        count(x->route[channel].ch, K_PAUSED);
+        return 0;
+    }
+    if (info >> 8) {
+        struct ctl_presc *ps = &x->presc[(info >> 8) - 1];
+        if (ps->kind != SF_CTL_EVERY)
+            return ctl_presc_other(lg, channel, ts, id, info, data, len);
+        if (!every_keep(ps)) {
+            count(x->route[channel].ch, K_PRESCALED);
+            return 0;
+        }
+    }
+    count(x->route[channel].ch, K_LOGGED);
+    return sfl_ring_put_can(lg, channel, ts, id, 0, data, len);
+}
+
+/* The usual frame (flags 0) of an id with a group (signals, frame conditions): its
+ * conditions, then ctl_tail. The argument `flags` carries the id's table entry instead (the
+ * same argument list as the caller's keeps the calls tail calls). What changes state - a
+ * start or a stop to make, a trigger condition that holds - and signals beyond the first 8
+ * bytes, or frames shorter than 8 bytes with signals, go to ctl_slow, which decides
+ * everything again from the start (nothing has been changed here). A function of its own,
+ * so that ctl_append_can needs few registers. */
+static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                                  uint32_t info, const uint8_t *data, uint8_t len)
+{
+    struct sfl_ctl *x = lg->ctl;
+    const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
+    if (g->sigs && (g->slow || len != 8))
+        return ctl_slow(lg, channel, ts, id, 0, data, len);
+    uint32_t hold = group_hold8(x, g, data);
+    if (hold) {
+        uint32_t act = atomic_load_explicit(&x->run, memory_order_relaxed) & 1u ?
+                       ~(1u << C_START) : ~(1u << C_STOP);
+        if (hold & act)
+            return ctl_slow(lg, channel, ts, id, 0, data, len);
+    }
+    return ctl_tail(lg, channel, ts, id, data, len, x, info);
+}
+
+/* The producer's path (sf_log_append_can with a control stage), with no call but tail
+ * calls (so that it saves few registers). Frames with flags and invalid ones: ctl_slow
+ * (which validates). The usual frame (no flags, 11-bit id, <= 8 bytes): one table load
+ * gives the filter's verdict, the group and the prescaler; an id with a group goes on in
+ * ctl_group; start/stop and a prescaler of kind every follow inline (ctl_tail). Without
+ * start/stop conditions run is 1 from open on, so one load says whether logging runs. */
 static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
                           uint32_t flags, const uint8_t *data, uint8_t len)
 {
     struct sfl_ctl *x = lg->ctl;
-    const struct ctl_route *r = &x->route[channel];
-    if (flags)
+    if ((flags | (id >> 11) | (uint32_t)(len > 8)) || (!data && len))
         return ctl_slow(lg, channel, ts, id, flags, data, len);
-    if (len > 8 || id > 0x7FFu || (len && !data))
-        return SF_EINVAL;           /* as sf_log_append_can: refused, nothing counted */
-    if (r->std[id] == 0 &&
-        (!x->have_runctl || (atomic_load_explicit(&x->run, memory_order_relaxed) & 1u))) {
-        count(&x->chan[r->slot], K_LOGGED);
-        return sfl_ring_put_can(lg, channel, ts, id, flags, data, len);
+    uint32_t info = x->route[channel].std[id];
+    if (info == INFO_REJECT) {
+        count(x->route[channel].ch, K_FILTERED);
+        return 0;
     }
-    return ctl_slow(lg, channel, ts, id, flags, data, len);
+    if (info & 0xFFu)
+        return ctl_group(lg, channel, ts, id, info, data, len);
+    return ctl_tail(lg, channel, ts, id, data, len, x, info);
+}
+
+/* SF_LOG_MEASURE: the whole call timed, the stage included (frames it keeps out too);
+ * the ring's own timing of CAN frames is off while a stage is attached. */
+static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint8_t len)
+{
+    uint64_t t0 = log_now(lg);
+    int r = ctl_append_can(lg, channel, ts, id, flags, data, len);
+    if (r != SF_EINVAL)
+        sfl_measure_end(lg, t0);
+    return r;
 }
 
 /* ---- the writer's side ---- */

@@ -79,6 +79,8 @@ uint64_t sfl_ring_used_bytes(const struct sf_log *lg);
 int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
 int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
                      uint32_t flags, const uint8_t *data, uint8_t len);
+/* SF_LOG_MEASURE: an append that began at t0 (log_now) ends now, into the histogram */
+void sfl_measure_end(struct sf_log *lg, uint64_t t0);
 
 /* writer.c */
 int sfl_reap(struct sf_log *lg, int wait);

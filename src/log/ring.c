@@ -109,7 +109,7 @@ static uint32_t log2u(uint64_t v)
     return (uint32_t)v ? 31u - (uint32_t)__builtin_clz((uint32_t)v) : 0u;
 }
 
-static void measure_end(struct sf_log *lg, uint64_t t0)
+void sfl_measure_end(struct sf_log *lg, uint64_t t0)
 {
     uint64_t d = log_now(lg) - t0;
     uint32_t k = log2u(d);
@@ -168,7 +168,7 @@ int sf_log_append(struct sf_log *lg, uint8_t type, uint8_t channel, uint32_t fla
     sf_rec_put(p, type, channel, flags, ts, body, len);
     sfl_ring_commit(lg, blk, size);
     if (lg->flags & SF_LOG_MEASURE)
-        measure_end(lg, t0);
+        sfl_measure_end(lg, t0);
     return 0;
 }
 
@@ -178,7 +178,8 @@ static SF_NOINLINE int drop_can(struct sf_log *lg, uint64_t ts)
     return SF_EDROPPED;
 }
 
-/* A validated CAN frame into the ring, timed (SF_LOG_MEASURE). */
+/* A validated CAN frame into the ring, timed (SF_LOG_MEASURE); with a control stage the
+ * stage times the whole call (control.c), so not here. */
 static SF_NOINLINE int put_can_measured(struct sf_log *lg, uint8_t channel, uint64_t ts,
                                         uint32_t id, uint32_t flags, const uint8_t *data,
                                         uint8_t len)
@@ -194,7 +195,8 @@ static SF_NOINLINE int put_can_measured(struct sf_log *lg, uint8_t channel, uint
         rec_put_can_valid(p, channel, ts, id, flags, data, len);
         sfl_ring_commit(lg, blk, size);
     }
-    measure_end(lg, t0);
+    if (!lg->ctl)
+        sfl_measure_end(lg, t0);
     return err;
 }
 
@@ -310,7 +312,7 @@ sf_ssize_t sf_log_write_raw(struct sf_log *lg, const void *p, size_t n)
                                   memory_order_relaxed);
     }
     if (lg->flags & SF_LOG_MEASURE)
-        measure_end(lg, t0);
+        sfl_measure_end(lg, t0);
     return (sf_ssize_t)take;
 }
 

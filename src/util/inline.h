@@ -14,5 +14,13 @@
 #define SF_NOINLINE
 #define SF_ALWAYS_INLINE static inline
 #endif
+/* An out-of-line step of a producer path, reached by a tail call with the caller's
+ * arguments: GCC must not clone it with a constant argument folded in, as the clone's
+ * shorter argument list turns its own tail calls into calls that save registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SF_TAIL_STEP __attribute__((noinline, noclone))
+#else
+#define SF_TAIL_STEP SF_NOINLINE
+#endif
 
 #endif

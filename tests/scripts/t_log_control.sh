@@ -6,7 +6,8 @@
 #   change/00000000000000FF only the first; counted as records_prescaled;
 # - --signal k=101:0:32:le:u --start 'k >= 1000' --stop 'k >= 5000' logs exactly k = 1009 ..
 #   5008, the rest counted as records_paused;
-# - --filter with @CHANNEL on two channels (rejects first, today's meaning);
+# - --filter with @CHANNEL on two channels (rejects first, today's meaning), by number and
+#   by the source's channel name;
 # - a signal trigger fires once per hold-off (replayed candump times, --fast);
 # - invalid specs: one line naming the problem (and the usual "Try" line), exit 2.
 set -euo pipefail
@@ -85,6 +86,14 @@ assert ids1 == {str(0x101)}, ids1
 PY
 jcheck "$WORK/f.json" "j['records_filtered'] == 4000 - j['records_written']"
 
+log "--filter @NAME: the channel the source names so (gen0, gen1), the same frames"
+fresh
+log_json "$WORK/fn.json" --source gen:can,channels=2 --max-records 4000 \
+    --filter '!100@gen0' --filter '101@gen1' --filter '!10F' "$IMG" || fail "filter by name failed"
+frames "$WORK/fn.f"
+cmp -s <(sort "$WORK/f.f") <(sort "$WORK/fn.f") || fail "--filter @NAME kept other frames than @NUMBER"
+jcheck "$WORK/fn.json" "j['records_filtered'] > 0"
+
 log "signal trigger with a hold-off (record times)"
 python3 - "$WORK/trig.log" <<'PY'
 import sys
@@ -118,6 +127,7 @@ bad "bad operator" --signal k=101:0:32 --stop 'k ! 1'
 bad "invalid --prescale" --prescale 100/7FF:0
 bad "invalid --prescale" --prescale 100/7FF:change/F
 bad "invalid filter" --filter '100@300'
+bad "no channel of that name" --filter '100@can7'
 bad "needs the flight recorder" --signal k=101:0:32 --trigger 'signal:k > 1'
 
 log "--config FILE.json: the same start/stop run from a file; the command line wins"

@@ -596,6 +596,164 @@ static void test_thresholds(void)
     printf("thresholds: %u cases\n", cases);
 }
 
+/* The field of s (Intel or Motorola, within the first 8 bytes) set to raw in d. */
+static void put_field(const struct sf_ctl_signal *s, uint64_t raw, uint8_t d[8])
+{
+    uint64_t m = s->length < 64 ? (1ull << s->length) - 1 : ~0ull, w = 0;
+    if (!s->motorola) {
+        w = (raw & m) << s->start;
+        for (int i = 0; i < 8; i++)
+            d[i] = (uint8_t)(w >> (8 * i));
+    } else {                                  /* MSB at big-endian bit 8*(start/8) + 7 - start%8 */
+        uint32_t fsh = 8u * (s->start >> 3) + 7u - (s->start & 7u);
+        w = (raw & m) << (64 - fsh - s->length);
+        for (int i = 0; i < 8; i++)
+            d[i] = (uint8_t)(w >> (56 - 8 * i));
+    }
+}
+
+static int op_holds(uint8_t op, long double x, long double t)
+{
+    return op == SF_CTL_GE ? x >= t : op == SF_CTL_GT ? x > t : op == SF_CTL_LE ? x <= t :
+           op == SF_CTL_LT ? x < t : x == t;
+}
+
+/* For each raw, a frame of s carrying it: logged exactly when `s op value` holds. For >=,
+ * >, <=, <: start on the condition, stop on its complement (so both the start and the stop
+ * check decide, each in the state where it acts); for ==: start on it, stop on any frame of
+ * 0x11 sent before each. Bit i of the result: raws[i] logged. */
+static uint64_t holds_field(const struct sf_ctl_signal *s, uint8_t op, double value,
+                            const uint64_t *raws, int n)
+{
+    static const uint8_t comp[6] = { 0, SF_CTL_LT, SF_CTL_LE, SF_CTL_GT, SF_CTL_GE, 0 };
+    struct sf_ctl_cfg ctl = { .signals = s, .signal_count = 1,
+                              .start = { .kind = SF_CTL_SIGNAL, .op = op, .value = value } };
+    if (op == SF_CTL_EQ)
+        ctl.stop = (struct sf_ctl_cond){ .kind = SF_CTL_FRAME, .id = 0x11 };
+    else
+        ctl.stop = (struct sf_ctl_cond){ .kind = SF_CTL_SIGNAL, .op = comp[op], .value = value };
+    struct sf_log_cfg c = base_cfg(&ctl);
+    REQUIRE(open_log(&c) == 0);
+    uint64_t res = 0, logged = 0;
+    for (int i = 0; i < n; i++) {
+        uint8_t d[8], z[8] = { 0 };
+        put_field(s, raws[i], d);
+        if (op == SF_CTL_EQ)
+            CHECK_EQ(sf_log_append_can(&lg, 0, 1, 0x11, 0, z, 8), 0);
+        CHECK_EQ(sf_log_append_can(&lg, 0, 1, s->id, s->ext ? SF_CAN_EFF : 0, d, 8), 0);
+        struct sf_log_chan_stats cs;
+        REQUIRE(sf_log_get_chan_stats(&lg, 0, &cs) == 0);
+        if (cs.logged != logged)
+            res |= 1ull << i;
+        logged = cs.logged;
+    }
+    CHECK_EQ(sf_log_close(&lg), 0);
+    CHECK_EQ(sf_unlink(&vol, "LOG00001.SFL"), 0);
+    return res;
+}
+
+/* Conditions on random fields within the first 8 bytes (Intel and Motorola, signed and
+ * unsigned, 1 to 64 bits, positive and negative scales with offsets), each operator at,
+ * just below and just above the physical value of a raw value: 8-byte frames of an 11-bit
+ * id take the producer's inline checks (bounds folded into the raw, left-aligned domain at
+ * open), a 29-bit id the general path; both against the physical value computed here
+ * (exactly: powers of two as scales, fields up to 40 bits, 64-bit ones with scale 1). */
+static void test_thresholds_fields(void)
+{
+    format();
+    static const double scales[] = { 1, 0.5, 0.25, 2, -1, -0.5, -4 };
+    static const double offsets[] = { 0, 10, -3.5, 0.25 };
+    static const uint8_t lens[] = { 1, 2, 7, 8, 9, 12, 16, 23, 31, 32, 33, 40, 64, 64 };
+    uint64_t seed = rng;
+    uint32_t cases = 0, wrong = 0;
+    for (int si = 0; si < 28; si++) {
+        struct sf_ctl_signal s = { .name = "f", .length = lens[rnd() % sizeof lens],
+                                   .motorola = (uint8_t)(rnd() & 1),
+                                   .is_signed = (uint8_t)(si % 2) };
+        uint32_t len = s.length, pos = rnd() % (65 - len);       /* Intel start / Motorola fsh */
+        s.start = (uint16_t)(s.motorola ? 8 * (pos >> 3) + 7 - (pos & 7) : pos);
+        s.scale = len == 64 ? 1 : scales[rnd() % 7];
+        s.offset = len == 64 ? 0 : offsets[rnd() % 4];
+        if (si % 4 == 3)
+            s.scale = s.scale > 0 ? -s.scale : s.scale;           /* some negative always */
+        uint64_t m = len < 64 ? (1ull << len) - 1 : ~0ull;
+        uint64_t smin = s.is_signed ? 1ull << (len - 1) : 0;     /* field bits of the least */
+        uint64_t raws[16] = { smin, smin + 1, (smin - 1) & m, (smin - 2) & m, 0, 1, m, m >> 1 };
+        for (int i = 8; i < 16; i++)
+            raws[i] = ((uint64_t)rnd() << 32 | rnd()) & m;
+        long double xs[16];
+        for (int i = 0; i < 16; i++) {
+            raws[i] &= m;
+            int64_t v = (int64_t)raws[i];
+            if (s.is_signed && len < 64 && (raws[i] >> (len - 1) & 1))
+                v = (int64_t)(raws[i] | ~m);
+            xs[i] = (s.is_signed ? (long double)v : (long double)raws[i]) * s.scale + s.offset;
+        }
+        for (int tries = 0; tries < 3; tries++) {
+            int pick = (int)(rnd() % 16);
+            double half = s.scale < 0 ? -s.scale / 2 : s.scale / 2;
+            double t = (double)xs[pick] + (tries == 0 ? 0 : tries == 1 ? -half : half);
+            if (len == 64 && tries)
+                t = (double)xs[pick];                  /* a double: only some raws exactly */
+            for (int op = SF_CTL_GE; op <= SF_CTL_EQ; op++) {
+                for (int ext = 0; ext < 2; ext++) {
+                    s.ext = (uint8_t)ext;
+                    s.id = ext ? 0x18000010u : 0x10u;
+                    uint64_t h = holds_field(&s, (uint8_t)op, t, raws, 16);
+                    for (int i = 0; i < 16; i++) {
+                        int want = op_holds((uint8_t)op, xs[i], (long double)t);
+                        cases++;
+                        if ((int)(h >> i & 1) != want && wrong++ < 10)
+                            fprintf(stderr, "field %s len %u start %u %s scale %g offset %g "
+                                    "%s raw %llx op %d threshold %.17g: %d, want %d "
+                                    "(seed %llx)\n", s.motorola ? "be" : "le", len, s.start,
+                                    s.is_signed ? "s" : "u", s.scale, s.offset,
+                                    ext ? "ext" : "std", (unsigned long long)raws[i], op, t,
+                                    (int)(h >> i & 1), want, (unsigned long long)seed);
+                    }
+                }
+            }
+        }
+    }
+    CHECK_EQ(wrong, 0);
+    printf("thresholds on fields: %u cases\n", cases);
+}
+
+/* SF_LOG_MEASURE with a control stage: every call is timed once, the stage included, the
+ * frames it keeps out too (filtered, prescaled, paused); invalid frames are not. */
+static _Atomic uint64_t tick;
+static uint64_t tick_clock(void *ctx) { (void)ctx; return atomic_fetch_add(&tick, 100) + 100; }
+
+static void test_measure(void)
+{
+    format();
+    struct sf_ctl_rule r = { .id = 0x105, .mask = 0x7FF, .reject = 1 };
+    struct sf_ctl_filter f = { .channel = 0, .count = 1, .rules = &r };
+    struct sf_ctl_prescale p = { .id = 0x101, .mask = 0x7FF, .kind = SF_CTL_EVERY, .n = 2 };
+    struct sf_ctl_cfg ctl = { .filters = &f, .filter_count = 1, .prescalers = &p,
+                              .prescaler_count = 1, .signals = &sig_k, .signal_count = 1,
+                              .start = { .kind = SF_CTL_SIGNAL, .op = SF_CTL_GE, .value = 100 } };
+    struct sf_log_cfg c = base_cfg(&ctl);
+    c.flags = SF_LOG_MEASURE;
+    c.clock = tick_clock;
+    REQUIRE(open_log(&c) == 0);
+    feed(1600);
+    uint8_t d[8] = { 0 };
+    CHECK_EQ(sf_log_append_can(&lg, 0, 1, 0x800, 0, d, 8), SF_EINVAL);   /* not timed */
+    struct sf_log_stats st;
+    struct sf_hist ha;
+    sf_log_get_stats(&lg, &st);
+    sf_log_get_hist(&lg, &ha, NULL, NULL);
+    CHECK(st.records_filtered > 0 && st.records_prescaled > 0 && st.records_paused > 0);
+    CHECK_EQ(ha.count, 1600);
+    CHECK(ha.max_ns >= 100);
+    CHECK_EQ(sf_log_close(&lg), 0);
+    CHECK_EQ(sf_unlink(&vol, "LOG00001.SFL"), 0);
+    printf("measure: %llu appends timed (%llu filtered, %llu prescaled, %llu paused)\n",
+           (unsigned long long)ha.count, (unsigned long long)st.records_filtered,
+           (unsigned long long)st.records_prescaled, (unsigned long long)st.records_paused);
+}
+
 /* ---- threads: two producers sharing prescalers and a stop condition, a writer ---- */
 
 static _Atomic int thr_done, thr_err;   /* CHECK is not for other threads */
@@ -759,6 +917,8 @@ int main(int argc, char **argv)
     RUN(filters);
     RUN(signal_trigger);
     RUN(thresholds);
+    RUN(thresholds_fields);
+    RUN(measure);
     RUN(invalid);
     RUN(threads);
     sf_unmount(&vol);
