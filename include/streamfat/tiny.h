@@ -32,9 +32,17 @@
 #define STREAMFAT_TINY_H
 
 #include <stdint.h>
-#include <stdatomic.h>
 #include "bdev.h"
 #include "rec.h"
+
+/* C++ callers only allocate struct sf_tiny_log: there its shared words are plain uint32_t,
+ * of the same size and alignment (as in log_struct.h). */
+#ifdef __cplusplus
+#define SF_TINY_ATOMIC_U32 uint32_t
+#else
+#include <stdatomic.h>
+#define SF_TINY_ATOMIC_U32 _Atomic uint32_t
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,12 +119,12 @@ struct sf_tiny_log_stats {
 
 struct sf_tiny_log {
     /* Shared by the producer and the writer (src/tiny/tiny_ring.c says how). */
-    _Atomic uint32_t pos;        /* the block being filled: counter, state bits, used */
-    _Atomic uint32_t tail;       /* counter of the oldest block not yet written */
+    SF_TINY_ATOMIC_U32 pos;        /* the block being filled: counter, state bits, used */
+    SF_TINY_ATOMIC_U32 tail;       /* counter of the oldest block not yet written */
     /* The producer's own. */
     uint32_t drop_pending;       /* records lost since the last DROP record */
     uint64_t drop_first, drop_last;
-    _Atomic uint32_t dropped;    /* records lost in all */
+    SF_TINY_ATOMIC_U32 dropped;    /* records lost in all */
     /* The writer's. */
     struct sf_tiny_log_cfg cfg;
     struct sf_tiny_vol *v;
