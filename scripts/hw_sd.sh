@@ -233,7 +233,7 @@ cp --sparse=always "$out/sd256.img" "$out/fault.img"
 run initfail "$out/fault.img" "fail=3"
 check_fault initfail 2 '^sd-spi: error sd_spi_init SF_EIO .*card: ACMD41: error command 3 CMD55 r1 65'
 run logfail "$out/fault.img" "fail=150"
-check_fault logfail 1 '^sd-spi: error sf_log_service SF_EIO '
+check_fault logfail 1 '^sd-spi: error sf_tiny_log_service SF_EIO '
 rm -f "$out/fault.img"
 
 say "ok: SDHC (4 GiB, FAT32) and SDSC (256 MiB, FAT16, CRC on) cards logged, rotated and checked; no card and a failing card reported"
