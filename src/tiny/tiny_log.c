@@ -77,7 +77,8 @@ static int map(struct sf_tiny_log *lg, uint32_t want, uint32_t *lba, uint32_t *n
     if (!lg->clus || (lg->clus_off == csize && lg->clus + 1 == lg->run_end)) {
         /* As many clusters as the file can still take, up to a FAT sector's run. */
         uint32_t left = lg->cfg.split_bytes - lg->size, first, k;
-        if ((err = tiny_alloc(v, lg->clus, (left + csize - 1) >> cb, &first, &k)))
+        uint32_t want_cl = (left >> cb) + ((left & (csize - 1)) != 0);   /* no overflow */
+        if ((err = tiny_alloc(v, lg->clus, want_cl, &first, &k)))
             return err;
         if (!lg->first_clus)
             lg->first_clus = first;

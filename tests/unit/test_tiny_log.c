@@ -372,6 +372,27 @@ static void test_volumes(void)
     CHECK_EQ(sf_tiny_mount(&tv, &ram.bd, sector), SF_ENOENT);
 }
 
+/* No split size: one file up to the FAT limit, with clusters larger than the blocks (the
+ * first allocation asks for the clusters of almost 4 GiB, a FAT sector's run at most). */
+static void test_no_split(void)
+{
+    struct run r = { .frames = 3000, .block = 512, .split = 0, .ring_blocks = 4,
+                     .burst = 40, .ckpt_every = 5 };
+    struct readback rb;
+    fprintf(stderr, "-- no split\n");
+    lib_mkfs(SF_FS_FAT16, SF_PART_NONE, 40u << 20, 8192);
+    run_log(&ram.bd, &r);
+    CHECK_EQ(r.open_err, 0);
+    CHECK_EQ(r.service_err, 0);
+    CHECK_EQ(r.close_err, 0);
+    read_all(&ram.bd, "/", 1, &rb);
+    CHECK_EQ(rb.files, 1);
+    CHECK_EQ(rb.frames, 3000);
+    CHECK_EQ(rb.out_of_order, 0);
+    CHECK_EQ(lib_check(&ram.bd, 0), 0);
+    CHECK(fsck_clean(0, "no split"));
+}
+
 /* A full ring: the producer outruns the service; DROP records account for every drop. */
 static void test_drops(void)
 {
@@ -470,6 +491,7 @@ static void test_power_cuts(uint8_t type, uint32_t bytes, uint32_t cluster)
 int main(void)
 {
     test_volumes();
+    test_no_split();
     test_drops();
     test_eio();
     test_power_cuts(SF_FS_FAT16, 8u << 20, 1024);
