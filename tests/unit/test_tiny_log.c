@@ -439,9 +439,10 @@ static void test_eio(void)
 }
 
 /* A power cut after write n, for every n of the run. */
-static void test_power_cuts(uint8_t type, uint32_t bytes, uint32_t cluster)
+static void test_power_cuts(uint8_t type, uint32_t bytes, uint32_t cluster, uint32_t block,
+                            uint32_t split)
 {
-    struct run ref = { .frames = 1500, .block = 1024, .split = 8192, .ring_blocks = 4,
+    struct run ref = { .frames = 1500, .block = block, .split = split, .ring_blocks = 4,
                        .burst = 30, .ckpt_every = 4 };
     lib_mkfs(type, SF_PART_NONE, bytes, cluster);
     REQUIRE(sf_faultbd_init(&fbd, &ram.bd, ovl, sizeof ovl) == 0);
@@ -449,8 +450,9 @@ static void test_power_cuts(uint8_t type, uint32_t bytes, uint32_t cluster)
     REQUIRE(ref.open_err == 0 && ref.close_err == 0 && ref.dropped == 0);
     uint64_t total = fbd.c.writes;
     uint32_t cuts = 0, fsck_runs = 0;
-    fprintf(stderr, "-- power cuts, FAT%d: %llu writes\n", type == SF_FS_FAT32 ? 32 : 16,
-            (unsigned long long)total);
+    fprintf(stderr, "-- power cuts, FAT%d, block %u, split %u: %llu writes, %u files\n",
+            type == SF_FS_FAT32 ? 32 : 16, block, split, (unsigned long long)total,
+            ref.st.files);
     for (uint64_t n = 1; n <= total; n++) {
         struct run r = ref;
         struct readback rb;
@@ -494,7 +496,9 @@ int main(void)
     test_no_split();
     test_drops();
     test_eio();
-    test_power_cuts(SF_FS_FAT16, 8u << 20, 1024);
-    test_power_cuts(SF_FS_FAT32, 34u << 20, 512);
+    test_power_cuts(SF_FS_FAT16, 8u << 20, 1024, 1024, 8192);
+    test_power_cuts(SF_FS_FAT32, 34u << 20, 512, 1024, 8192);
+    /* many small files: the root directory (one 512-byte cluster) grows under the cuts */
+    test_power_cuts(SF_FS_FAT32, 34u << 20, 512, 512, 2048);
     TEST_END();
 }
