@@ -89,7 +89,7 @@ typedef uint64_t (*sf_tiny_clock_fn)(void *ctx);   /* nanoseconds */
 struct sf_tiny_log_cfg {
     struct sf_tiny_vol *vol;
     void *ring;                  /* ring_size bytes, 8-aligned (and as bd->mem_align wants) */
-    uint32_t ring_size;          /* a multiple of block_size, 2 .. 8192 blocks */
+    uint32_t ring_size;          /* block_size times a power of two, 2 .. 8192 blocks */
     uint32_t block_size;         /* power of two, sector size .. 32 KiB (0: 4096) */
     const char *dir;             /* NULL or "": the root; else an 8.3 directory in the root,
                                     which must exist */

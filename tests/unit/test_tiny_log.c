@@ -189,7 +189,8 @@ static void read_file(struct sf_vol *v, const char *path, struct readback *rb)
             continue;
         if (ev.rec.type == SF_REC_DROP) {
             uint64_t c = 0;
-            memcpy(&c, ev.rec.body, 8);
+            for (int i = 7; i >= 0; i--)       /* little-endian on every host */
+                c = c << 8 | ev.rec.body[i];
             rb->drops_recorded += (uint32_t)c;
             rb->drop_records++;
             continue;
