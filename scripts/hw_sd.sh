@@ -6,7 +6,8 @@
 #                                   build/streamfat)
 #
 # 1. builds the core for the Cortex-M3 with the `tiny` set plus FAT mkfs (-DSF_EXFAT=OFF
-#    -DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF -DSF_CHECK=OFF) and the firmware;
+#    -DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF -DSF_CHECK=OFF) and the firmware,
+#    which runs the tiny logger (include/streamfat/tiny.h);
 # 2. makes the cards, blank: OUTDIR/sd.img, 4 GiB sparse (QEMU's card model is SDHC above
 #    2 GiB: block addresses, OCR CCS set; the firmware formats it FAT32) and OUTDIR/sd256.img,
 #    256 MiB (SDSC: byte addresses, CMD16; FAT16), both sizes powers of two as QEMU wants;
@@ -47,7 +48,7 @@ say() { echo "hw_sd.sh: $*" >&2; }
 # ---- build ---------------------------------------------------------------------------------
 core=$out/core-m3
 if ! cmake -S "$src" -B "$core" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/arm-none-eabi.cmake" \
-        -DCMAKE_C_FLAGS="-mcpu=cortex-m3 -mthumb -Os -ffreestanding -ffunction-sections -fdata-sections -DSF_STREAM_MAX_QD=4" \
+        -DCMAKE_C_FLAGS="-mcpu=cortex-m3 -mthumb -Os -ffreestanding -ffunction-sections -fdata-sections" \
         -DSF_EXFAT=OFF -DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF -DSF_CHECK=OFF \
         </dev/null >"$out/core-m3.log" 2>&1 ||
    ! cmake --build "$core" -j "$jobs" </dev/null >>"$out/core-m3.log" 2>&1; then
@@ -233,7 +234,7 @@ cp --sparse=always "$out/sd256.img" "$out/fault.img"
 run initfail "$out/fault.img" "fail=3"
 check_fault initfail 2 '^sd-spi: error sd_spi_init SF_EIO .*card: ACMD41: error command 3 CMD55 r1 65'
 run logfail "$out/fault.img" "fail=150"
-check_fault logfail 1 '^sd-spi: error sf_log_service SF_EIO '
+check_fault logfail 1 '^sd-spi: error sf_tiny_log_service SF_EIO '
 rm -f "$out/fault.img"
 
 say "ok: SDHC (4 GiB, FAT32) and SDSC (256 MiB, FAT16, CRC on) cards logged, rotated and checked; no card and a failing card reported"

@@ -33,12 +33,13 @@
 #                 (sf_log_control: filters, prescalers, signals, start/stop): what it costs is
 #                 this minus runtime
 #   tiny      $tiny_opts below, -DSF_EXFAT=OFF   the smallest useful logger (issue 19,
-#                 size/tiny.c, docs/PORTING.md "The tiny set"): FAT32/FAT16 mount, the
-#                 logger (append, CAN, service with rotation, checkpoints, DROP records,
-#                 close), unmount; 8.3 names only (SF_LFN=OFF), no GPT, no mount texts, no
-#                 flight recorder, no mkfs, no checker
-#   tiny-exfat  the same program against the same options with exFAT instead of FAT
-#               (not in the default list)
+#                 size/tiny.c, docs/PORTING.md "The tiny set"): the dedicated tiny logger
+#                 of src/tiny/ (include/streamfat/tiny.h): FAT32/FAT16 mount, open, append,
+#                 CAN, service with rotation, checkpoints, DROP records, close, unmount;
+#                 it links none of the volume, file and stream layers (the options only
+#                 keep the core build small)
+#   tiny-exfat  the same program against a core without FAT: the tiny logger is FAT-only,
+#               so this measures the same code (not in the default list)
 # and two variants of runtime with one file system (not in the default list):
 #   runtime-exfat  -DSF_FAT=OFF ...         runtime-fat  -DSF_EXFAT=OFF ...
 set -euo pipefail
@@ -113,9 +114,8 @@ report_as() {  # name printed, program, core dir
 sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full runtime-control}
 lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF"
 tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
-# The logger writes through sf_stream, which needs no per-file sector buffer (vol.h,
-# SF_FILE_BUF_SIZE): without it struct sf_file is 568 bytes smaller and sf_write's
-# small-write path is left out.
+# (The tiny logger uses no struct sf_file: SF_FILE_BUF_SIZE=0 only keeps the core build as
+# it was for the full logger's tiny set.)
 tiny_cflags="-DSF_FILE_BUF_SIZE=0"
 want() { [[ " $sets " == *" $1 "* ]]; }
 

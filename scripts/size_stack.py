@@ -53,8 +53,9 @@ def main():
             calls.setdefault((ci, m.group(1)), []).append(m.group(2))
 
     def resolve(caller_file, name):
+        # A static function's node and edges name it "/path/file.c:name"; nm says "name".
         keys = by_name.get(name)
-        if not keys or name not in linked:
+        if not keys or name.rsplit(":", 1)[-1] not in linked:
             return None
         for k in keys:
             if k[0] == caller_file:
@@ -80,7 +81,7 @@ def main():
                 best = w
         on_path.discard(key)
         size, dyn = frames[key]
-        res = (size + best[0], [key[1] + ("!" if dyn else "")] + best[1])
+        res = (size + best[0], [key[1].rsplit(":", 1)[-1] + ("!" if dyn else "")] + best[1])
         memo[key] = res
         return res
 

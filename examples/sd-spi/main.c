@@ -1,13 +1,14 @@
 /* A CAN logger on an SD card over SPI, under QEMU's lm3s6965evb (Cortex-M3, 64 KiB SRAM):
- * the smallest kind of logger streamfat is for (docs/PORTING.md, "SD card over SPI").
+ * the smallest kind of logger streamfat is for (docs/PORTING.md, "SD card over SPI"), built
+ * on the tiny logger (include/streamfat/tiny.h, the `tiny` set) and the core's FAT mkfs.
  *
  *   SysTick (1 kHz)      the producer: FRAMES_PER_TICK frames of the `gen:can` pattern
  *                        (frame k: id 0x100 + k % 16, eight data bytes = k little-endian,
- *                        timestamp k * 1e9 / RATE ns) into sf_log_append_can
+ *                        timestamp k * 1e9 / RATE ns) into sf_tiny_log_append_can
  *   main loop            brings the card up (drivers/sd_spi), mounts it or formats it
  *                        when it holds no file system (FAT16 up to 2 GiB, FAT32 above, in
  *                        an MBR partition as SD cards come), opens the logger (rotation
- *                        by size, checkpoints), calls sf_log_service until FRAMES frames
+ *                        by size, checkpoints), calls sf_tiny_log_service until FRAMES frames
  *                        went by, closes the log, unmounts, reports
  *
  * The report goes to UART0, one "sd-spi: ..." line per fact (make hw-sd /
@@ -20,8 +21,8 @@
 #include <string.h>
 
 #include "streamfat/sf.h"
-#include "streamfat/log.h"
-#include "streamfat/vol.h"
+#include "streamfat/tiny.h"
+#include "streamfat/vol.h"           /* sf_mkfs, for a card without a file system */
 
 #include "board.h"
 #include "semihost.h"
@@ -36,13 +37,11 @@
 #define EPOCH_MS      1767225600000LL      /* 2026-01-01 00:00 UTC: this board has no RTC */
 
 static uint8_t ring[RING_BLOCKS * BLOCK] __attribute__((aligned(8)));
-static uint8_t work[BLOCK] __attribute__((aligned(8)));
-static uint8_t vol_cache[2048] __attribute__((aligned(8)));
-static uint8_t fat_cache[64];
+static uint8_t sector[512] __attribute__((aligned(8)));   /* the volume's sector buffer */
 
 static struct sd_spi sd;
-static struct sf_vol vol;
-static struct sf_log lg;
+static struct sf_tiny_vol vol;
+static struct sf_tiny_log lg;
 
 /* The producer's state: written by the SysTick handler only (main reads it once the
  * producer stopped). */
@@ -131,7 +130,7 @@ void app_tick(uint32_t ms)
         uint8_t data[8] = { (uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
                             (uint8_t)(k >> 24), 0, 0, 0, 0 };
         uint64_t ts = (uint64_t)k * (1000000000u / RATE);
-        int e = sf_log_append_can(&lg, 0, ts, 0x100u + (k & 15u), 0, data, 8);
+        int e = sf_tiny_log_append_can(&lg, 0, ts, 0x100u + (k & 15u), 0, data, 8);
         if (e == 0)
             accepted++;
         else if (e == SF_EDROPPED)
@@ -140,12 +139,6 @@ void app_tick(uint32_t ms)
             append_failed++;
         next_frame = k + 1;
     }
-}
-
-static sf_time_ms vol_clock(void *ctx)
-{
-    (void)ctx;
-    return EPOCH_MS + board_ticks();
 }
 
 static uint64_t log_clock(void *ctx)
@@ -193,21 +186,13 @@ static void parse_cmdline(struct options *o)
 
 static int mount_or_format(void)
 {
-    struct sf_vol_cfg vc;
     struct line l = { .n = 0 };
     int err;
 
-    memset(&vc, 0, sizeof vc);
-    vc.bd = &sd.bd;
-    vc.buf = vol_cache;
-    vc.buf_size = sizeof vol_cache;
-    vc.clock = vol_clock;
-    vc.fat_cache = fat_cache;
-    vc.fat_cache_size = sizeof fat_cache;
-    err = sf_mount(&vol, &vc);
-    if (err == SF_ENOENT || err == SF_ECORRUPT || err == SF_ENOTSUP) {
-        /* No file system the core knows: format the card as the SD specification lays
-         * it out (an MBR, FAT16 up to 2 GiB, FAT32 above; sf_mkfs's automatic choice). */
+    err = sf_tiny_mount(&vol, &sd.bd, sector);
+    if (err == SF_ENOENT || err == SF_ECORRUPT) {
+        /* No FAT file system: format the card as the SD specification lays it out (an
+         * MBR, FAT16 up to 2 GiB, FAT32 above; sf_mkfs's automatic choice). */
         struct sf_mkfs_opts mo;
         const char *why = "";
         memset(&mo, 0, sizeof mo);
@@ -225,27 +210,21 @@ static int mount_or_format(void)
             report_error("sf_mkfs", err);
             return err;
         }
-        err = sf_mount(&vol, &vc);
+        err = sf_tiny_mount(&vol, &sd.bd, sector);
     }
     if (err) {
-        report_error("sf_mount", err);
-        return err;
-    }
-    struct sf_vol_info vi;
-    if ((err = sf_vol_info(&vol, &vi))) {
-        report_error("sf_vol_info", err);
+        report_error("sf_tiny_mount", err);
         return err;
     }
     add(&l, "sd-spi: volume at ms ");
     add_u(&l, board_ticks());
-    add(&l, " ");
-    add(&l, vi.fs_type == SF_FS_FAT16 ? "fat16" : vi.fs_type == SF_FS_FAT32 ? "fat32" : "other");
+    add(&l, vol.fat32 ? " fat32" : " fat16");
     add(&l, " cluster ");
-    add_u(&l, vi.cluster_size);
+    add_u(&l, (uint64_t)vol.ss << vol.cl_shift);
     add(&l, " bytes ");
-    add_u(&l, vi.volume_size);
+    add_u(&l, (uint64_t)vol.sectors * vol.ss);
     add(&l, " offset ");
-    add_u(&l, vi.volume_offset);
+    add_u(&l, vol.base * vol.ss);
     put(&l);
     return 0;
 }
@@ -254,7 +233,7 @@ static int run_log(uint32_t frames)
 {
     static const char *const chans[] = { "can0" };
     static const char *const meta[] = { "board=lm3s6965evb (QEMU), streamfat examples/sd-spi" };
-    struct sf_log_cfg c;
+    struct sf_tiny_log_cfg c;
     struct line l = { .n = 0 };
     int err, r;
 
@@ -265,8 +244,6 @@ static int run_log(uint32_t frames)
     c.block_size = BLOCK;
     c.split_bytes = SPLIT_BYTES;
     c.checkpoint_ns = 250000000u;       /* 250 ms */
-    c.queue_depth = 1;                  /* the driver is synchronous */
-    c.request_size = BLOCK;
     c.clock = log_clock;
     c.clock_kind = SF_CLOCK_MONOTONIC;
     c.session_id = 0x5D5B1000000001ull;
@@ -274,35 +251,34 @@ static int run_log(uint32_t frames)
     c.channel_count = 1;
     c.meta = meta;
     c.meta_count = 1;
-    c.work = work;
-    c.work_size = sizeof work;
-    if ((err = sf_log_open(&lg, &c))) {
-        report_error("sf_log_open", err);
+    c.fat_time = (46u << 9 | 1u << 5 | 1u) << 16;   /* 2026-01-01 00:00: no RTC here */
+    if ((err = sf_tiny_log_open(&lg, &c))) {
+        report_error("sf_tiny_log_open", err);
         return err;
     }
     frames_total = frames;
     producing = 1;                      /* from here on the SysTick handler appends */
     err = 0;
     while (producing) {
-        r = sf_log_service(&lg);
+        r = sf_tiny_log_service(&lg);
         if (r < 0) {
             producing = 0;              /* producers stop before close */
-            report_error("sf_log_service", r);
+            report_error("sf_tiny_log_service", r);
             err = r;
             break;
         }
         if (r == 0)
             board_idle();
     }
-    r = sf_log_close(&lg);
-    if (r) {
-        report_error("sf_log_close", r);
+    r = sf_tiny_log_close(&lg);
+    if (r && r != err) {
+        report_error("sf_tiny_log_close", r);
         if (!err)
             err = r;
     }
 
-    struct sf_log_stats st;
-    sf_log_get_stats(&lg, &st);
+    struct sf_tiny_log_stats st;
+    sf_tiny_log_get_stats(&lg, &st);
     add(&l, "sd-spi: frames offered ");
     add_u(&l, next_frame);
     add(&l, " accepted ");
@@ -321,7 +297,7 @@ static int run_log(uint32_t frames)
     add(&l, " ring_high_water ");
     add_u(&l, st.ring_high_water);
     add(&l, " of ");
-    add_u(&l, st.ring_size);
+    add_u(&l, sizeof ring);
     add(&l, " split_bytes ");
     add_u(&l, SPLIT_BYTES);
     add(&l, " rate ");
@@ -386,8 +362,8 @@ int main(void)
         return 1;
     }
     err = run_log(o.frames);
-    if (!err && (err = sf_unmount(&vol)))
-        report_error("sf_unmount", err);
+    if (!err && (err = sf_tiny_unmount(&vol)))
+        report_error("sf_tiny_unmount", err);
     report_driver();
     if (err)
         return 1;
