@@ -276,3 +276,38 @@ def test_peak_rss_flat_in_frames(tmp_path, sfbin):
     print(f"peak RSS {rss1} MiB for {n1} frames, {rss4} MiB for {n4}")
     assert n4 > 3 * n1 > 2_000_000
     assert rss4 - rss1 < 64, (rss1, n1, rss4, n4)
+
+
+def test_interrupted_then_grown_counts_once(tmp_path, sfbin, monkeypatch):
+    """A run killed after some of a file's parts were renamed (the manifest not yet
+    saved), then the file grows: the next run's parts replace those, no row twice."""
+    lines, _ = vehicle_lines(25, 2000)
+    img = log_lines(tmp_path / "g.img", lines, "--chunk", "4K")
+    with streamfat.open_volume(img) as v, v.open("/LOG00001.SFL") as f:
+        full = f.read()
+    B = 4096
+    nblocks = len(full.rstrip(b"\0")) // B + 1
+    d = tmp_path / "card"
+    d.mkdir()
+    p = d / "LOG00001.SFL"
+    p.write_bytes(full[:(nblocks // 2) * B])
+    out = tmp_path / "L"
+    real = lake.Lake.write_part
+    calls = []
+
+    def flaky(self, *a):
+        calls.append(a)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, *a)
+    monkeypatch.setattr(lake.Lake, "write_part", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        lake.ingest(out, [d], [DBC])
+    monkeypatch.setattr(lake.Lake, "write_part", real)
+    assert len(list(out.rglob("*.parquet"))) == 2         # renamed before the kill
+    p.write_bytes(full)                                     # the file has grown
+    sm = lake.ingest(out, [d], [DBC])
+    assert sm.files_new == 1 and sm.rows == 2000
+    (n,), = duck(out, "SELECT count(*) FROM lake")
+    (u,), = duck(out, "SELECT count(DISTINCT ts) FROM lake")
+    assert n == u == 2000

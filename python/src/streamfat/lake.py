@@ -137,6 +137,8 @@ def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
     Returns a Summary."""
     messages = _dbc.load(dbc_paths) if dbc_paths else {}
     lake = Lake(out)
+    if not os.path.exists(lake.manifest_path):
+        lake.save()                   # a new lake: a run killed in its first file leaves a lake
     sm = summary or Summary()
     for src in sources:
         for name, f in _iter_files(src, strict=True):
