@@ -7,8 +7,10 @@
 load(PATH): a directory (every .SFL file below it), a .SFL file, an image (every .SFL file of
 its volume); several paths separated by commas. Options:
   dbc                 DBC files separated by commas: rows of decoded signals (one column per
-                      signal, double; a name two messages share becomes <message>_<signal>)
-                      instead of frames
+                      signal, typed as in the lake's Parquet: bigint for integer signals of
+                      integer scale and offset, double otherwise, decimal(20,0) for an
+                      unsigned 64-bit one; a name two messages share becomes
+                      <message>_<signal>) instead of frames
   device              the device id (default: the file's META device=, else "unknown")
   mode                PERMISSIVE (default: damaged blocks skipped, see kind=damage) or
                       FAILFAST (the first damage fails the job with streamfat.FormatError)
@@ -60,17 +62,34 @@ def _opt(options, key, default=None):
     return default
 
 
+# a decoded signal's Spark type from its Arrow type in the lake's Parquet (streamfat.dbc):
+# int64 -> bigint, float64 -> double, uint64 (an unsigned 64-bit signal of scale 1 and offset
+# 0) -> decimal(20,0), which is also what Spark reads a Parquet uint64 column as
+_SPARK_TYPE = {0: "bigint", 1: "decimal(20,0)", 2: "double"}
+_ARROW_TYPE = {0: pa.int64(), 1: pa.decimal128(20, 0), 2: pa.float64()}
+
+
 def _signal_columns(messages):
+    """[(column, message name, signal name, kind)]: kind as streamfat.dbc compiles it (0
+    int64, 1 uint64, 2 float64); a column that two messages share with different kinds is
+    double."""
     seen = {}
     for m in messages.values():
         for s in m.signals:
             seen.setdefault(s.name, set()).add(m.name)
     cols = []
+    names = {}
     for m in sorted(messages.values(), key=lambda m: m.name):
+        comp = _dbc.compile_message(m)
         for s in m.signals:
             col = s.name if len(seen[s.name]) == 1 else f"{m.name}_{s.name}"
-            if col not in [c for c, _, _ in cols]:
-                cols.append((col, m.name, s.name))
+            kind = int(comp.kinds[comp.index[s.name]])
+            if col not in names:
+                names[col] = len(cols)
+                cols.append((col, m.name, s.name, kind))
+            elif cols[names[col]][3] != kind:
+                c = cols[names[col]]
+                cols[names[col]] = (c[0], c[1], c[2], 2)
     return cols
 
 
@@ -92,7 +111,7 @@ class StreamfatDataSource(DataSource):
         msgs = self._messages()
         if not msgs:
             return FRAME_DDL
-        cols = ", ".join(f"`{c}` double" for c, _, _ in _signal_columns(msgs))
+        cols = ", ".join(f"`{c}` {_SPARK_TYPE[k]}" for c, _, _, k in _signal_columns(msgs))
         return ("file string, device string, date string, message string, ts timestamp, "
                 "ts_ns bigint, channel string, " + cols)
 
@@ -244,11 +263,13 @@ class StreamfatReader(DataSourceReader):
         cols.insert(3, pa.repeat(pa.scalar(msg), n))
         cols += [t.column("channel").cast(pa.string())]
         names = ["file", "device", "date", "message", "ts", "ts_ns", "channel"]
-        for col, m, s in sigcols:
+        for col, m, s, kind in sigcols:
+            typ = _ARROW_TYPE[kind]
             if m == msg:
-                cols.append(t.column(s).cast(pa.float64(), safe=False))
+                c = t.column(s)
+                cols.append(c if c.type == typ else c.cast(typ, safe=False))
             else:
-                cols.append(pa.nulls(n, pa.float64()))
+                cols.append(pa.nulls(n, typ))
             names.append(col)
         return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
 
