@@ -279,3 +279,26 @@ def test_random_layouts_against_cantools(tmp_path, seed):
                     assert type(row[s.name]) is int
                 checked += 1
     assert checked > 10000, checked
+
+
+def test_sliced_chunked_and_empty_tables(vehicle_table):
+    """A table that is a slice (offsets into shared buffers) or of several chunks decodes
+    like a fresh copy of its rows; an empty one gives no messages."""
+    table, _ = vehicle_table
+    msgs = dbc.load([DBC])
+
+    def rows(d):
+        return {k: [{c: (None if isinstance(x, float) and math.isnan(x) else x)
+                     for c, x in r.items()} for r in v.to_pylist()] for k, v in d.items()}
+    sl = table.slice(1234, 1500)
+    copy = pa.table({c: pa.array(sl.column(c).to_pylist(), sl.column(c).type)
+                     for c in sl.column_names})
+    a, ra = dbc.split_frames(sl, msgs)
+    b, rb = dbc.split_frames(copy, msgs)
+    assert rows(a) == rows(b) and ra.to_pylist() == rb.to_pylist()
+    chunked = pa.concat_tables([table.slice(0, 1000), table.slice(1000)])
+    full, _ = dbc.split_frames(table, msgs)
+    c, _ = dbc.split_frames(chunked, msgs)
+    assert rows(c) == rows(full)
+    e, re_ = dbc.split_frames(table.slice(0, 0), msgs)
+    assert e == {} and re_.num_rows == 0
