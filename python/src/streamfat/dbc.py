@@ -177,12 +177,22 @@ def _numpy(col, dtype):
     return np.ascontiguousarray(arr.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
+def _empty(shape, dtype):
+    """An uninitialised numpy array in Arrow's memory pool rather than numpy's: numpy asks
+    for transparent huge pages on large arrays (madvise), whose first touch stalls in
+    page compaction on a busy machine (measured here: a cold split_frames 0.43-0.55 CPU s
+    against 0.17-0.22 s), while the pool reuses its memory from batch to batch."""
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buf = pa.allocate_buffer(max(n, 8))
+    return np.frombuffer(buf, dtype, count=int(np.prod(shape))).reshape(shape)
+
+
 def _decode(msg, labels, n, words, data, rows, ts, chan, ts_type, ch_dict):
     """One message's decoded table from group()'s outputs for its rows."""
     comp = compile_message(msg)
     nsig = len(comp.order)
-    out = np.empty((nsig, n), np.uint64)
-    valid = np.empty((nsig, n), np.uint8)
+    out = _empty((nsig, n), np.uint64)
+    valid = _empty((nsig, n), np.uint8)
     _d, offsets, first, values = data
     if n and nsig:
         _ext.decode(words, offsets, first, values, rows, msg.length, comp.ti, comp.tf,
@@ -241,12 +251,12 @@ def split_frames(table, messages, stats=None, labels=True):
         ch = ch.combine_chunks()
     chan = _numpy(ch.indices, np.int32)
     data = _data_buffers(table)
-    order = np.empty(n, np.int64)
+    order = _empty(n, np.int64)
     starts = np.empty(len(msgs) + 2, np.int64)
     mismatch = np.empty(len(msgs), np.int64)
-    ts_out = np.empty(n, np.int64)
-    chan_out = np.empty(n, np.int32)
-    words = np.empty(n, np.uint64)
+    ts_out = _empty(n, np.int64)
+    chan_out = _empty(n, np.int32)
+    words = _empty(n, np.uint64)
     ext_b, ext_o = _bitmap(table.column("ext"))
     rtr_b, rtr_o = _bitmap(table.column("rtr"))
     err_b, err_o = _bitmap(table.column("err"))
