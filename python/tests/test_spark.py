@@ -64,6 +64,15 @@ def test_counts_ids_and_partitions(spark, logs):
     assert {r["device"] for r in rows} == {"car1", "car2"}
     one = spark.read.format("streamfat").option("blocksPerPartition", "0").load(str(card))
     assert one.rdd.getNumPartitions() == 2
+    # a schema given to the reader selects (and types) the columns handed to Spark
+    few = (spark.read.format("streamfat").schema("id bigint, device string")
+           .option("blocksPerPartition", "8").load(str(card)))
+    assert [(f.name, f.dataType.simpleString()) for f in few.schema.fields] == \
+        [("id", "bigint"), ("device", "string")]
+    got = {}
+    for r in few.groupBy("id").count().collect():
+        got[r["id"]] = r["count"]
+    assert got == per_id
 
 
 def test_dbc_signals_spark_duckdb_arrow(spark, logs, tmp_path):

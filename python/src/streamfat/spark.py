@@ -19,6 +19,10 @@ its volume); several paths separated by commas. Options:
   blocksPerPartition  a file of more blocks is read as several partitions of block ranges
                       (default 2048; 0: one partition per file)
 
+A schema given to the reader (spark.read.format("streamfat").schema("device string, id int,
+dlc tinyint")) selects columns: only those are handed to Spark (Spark 4.0's Python Data
+Source API prunes none itself, and each column costs the JVM its conversion).
+
 Partitions: one per file, or per block range of a large file; executors need the package
 installed (pip install ./python, or spark-submit --py-files with a built wheel) and the
 DBC and log paths readable. Spark's timestamps have microseconds: ts is the record time in
@@ -130,6 +134,14 @@ class StreamfatReader(DataSourceReader):
         self.per_part = int(_opt(options, "blocksPerPartition") or 2048)
         self.dbc = [p for p in (_opt(options, "dbc") or "").split(",") if p]
         self.device = _opt(options, "device")
+        # the columns asked for: with spark.read.format("streamfat").schema("id int, dlc
+        # tinyint") only those go to Spark (the Python Data Source API of Spark 4.0 prunes
+        # no columns itself; every column handed over costs the JVM its conversion)
+        self.wanted = None
+        fields = getattr(schema, "fields", None)
+        if fields is not None:
+            from pyspark.sql.pandas.types import to_arrow_type
+            self.wanted = [(f.name, to_arrow_type(f.dataType)) for f in fields]
 
     def partitions(self):
         parts = []
@@ -160,8 +172,12 @@ class StreamfatReader(DataSourceReader):
         if not bs or not self.per_part or size <= bs * self.per_part:
             return [Part(image, path, 0, -1)]
         nblocks = (size + bs - 1) // bs
-        return [Part(image, path, a, min(a + self.per_part, nblocks) - 1)
-                for a in range(1, nblocks, self.per_part)]
+        # as many ranges as blocksPerPartition asks for, of equal size (not full ones and a
+        # short rest): the partitions of a file give the cores equal work
+        k = -(-(nblocks - 1) // self.per_part)
+        step = -(-(nblocks - 1) // k)
+        return [Part(image, path, a, min(a + step, nblocks) - 1)
+                for a in range(1, nblocks, step)]
 
     @staticmethod
     def _open(image, path):
@@ -205,17 +221,31 @@ class StreamfatReader(DataSourceReader):
                 if self.kind == "drop":
                     t = _other_batch(st, b, "drop")
                     if t.num_rows:
-                        yield self._drop_batch(name, dev, st, t)
+                        yield self._project(self._drop_batch(name, dev, st, t))
                     continue
                 if not b["ncan"]:
                     continue
                 t = pa.Table.from_batches([_frames_batch(st, b)])
                 if not messages:
-                    yield self._frame_batch(name, dev, st, t)
+                    yield self._project(self._frame_batch(name, dev, st, t))
                     continue
                 decoded, _raw = _dbc.split_frames(t, messages, labels=False)
                 for msg, dt in decoded.items():
-                    yield self._signal_batch(name, dev, st, msg, dt, sigcols)
+                    yield self._project(self._signal_batch(name, dev, st, msg, dt, sigcols))
+
+    def _project(self, batch):
+        """The batch with the columns (and types) of a schema the user gave, in its order."""
+        if self.wanted is None or [n for n, _ in self.wanted] == batch.schema.names:
+            return batch
+        cols = []
+        for n, typ in self.wanted:
+            i = batch.schema.get_field_index(n)
+            if i < 0:
+                raise ValueError(f"streamfat: no column {n!r} (columns: "
+                                 f"{', '.join(batch.schema.names)})")
+            c = batch.column(i)
+            cols.append(c if c.type == typ else c.cast(typ))
+        return pa.RecordBatch.from_arrays(cols, names=[n for n, _ in self.wanted])
 
     def _damage_rows(self, st, b, part):
         k = len(b["damage"])
