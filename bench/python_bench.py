@@ -9,7 +9,7 @@ of: streamfat.iter_batches over every .SFL; read_arrow of LOG00001; python-can's
 and CanutilsLogReader over the same frames of LOG00001 (the first PYCAN_FRAMES of them,
 default all); DBC decoding (a generated DBC of 20 messages and 200 signals) by
 streamfat.dbc over whole columns (split_frames of LOG00001's table, three calls: the best
-and the first) and by cantools' decode_message frame by frame (the first 200,000 frames); and peak RSS of each streamfat step (a child process each)."""
+and the first; and batch by batch of iter_batches over every file, as the lake does) and by cantools' decode_message frame by frame (the first 200,000 frames); and peak RSS of each streamfat step (a child process each)."""
 import glob
 import os
 import resource
@@ -100,6 +100,7 @@ print(tab.num_rows, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     import cantools
     import numpy as np
+    import pyarrow as pa
     import streamfat
     from streamfat import dbc
     dbcp = os.path.join(d, "bench20.dbc")
@@ -118,6 +119,17 @@ print(tab.num_rows, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
           f"{c3:.2f} CPU s (best of 3; the calls: "
           f"{', '.join(f'{x:.2f}' for x in c3s)}), {tab.num_rows / c3 / 1e6:.2f} M frames/CPU s "
           f"(first call {tab.num_rows / c3s[0] / 1e6:.2f} M)")
+    # as the lake decodes: batch after batch of iter_batches over every file (the memory of
+    # one batch reused by the next)
+    batches = list(streamfat.iter_batches(sfls))
+    nb = sum(b.num_rows for b in batches)
+    t = cpu()
+    for b in batches:
+        dbc.split_frames(pa.Table.from_batches([b]), msgs, labels=False)
+    c5 = cpu() - t
+    print(f"DBC over columns, batch by batch ({len(batches)} batches of iter_batches): "
+          f"{nb} frames, {c5:.2f} CPU s, {nb / c5 / 1e6:.2f} M frames/CPU s")
+    del batches
     db = cantools.database.load_file(dbcp)
     sub = tab.slice(0, 200_000)
     ids = sub.column("id").to_numpy()
@@ -128,7 +140,9 @@ print(tab.num_rows, c, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     c4 = cpu() - t
     print(f"cantools decode_message: {len(data)} frames, {c4:.2f} CPU s, "
           f"{len(data) / c4 / 1e6:.3f} M frames/CPU s; columns are "
-          f"{(tab.num_rows / c3) / (len(data) / c4):.0f}x")
+          f"{(tab.num_rows / c3) / (len(data) / c4):.0f}x (best call), "
+          f"{(nb / c5) / (len(data) / c4):.0f}x (batch by batch), "
+          f"{(tab.num_rows / c3s[0]) / (len(data) / c4):.0f}x (first call)")
 
 
 if __name__ == "__main__":
