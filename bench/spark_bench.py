@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Spark and DuckDB numbers of the Python package (docs/BENCHMARKS.md, "Python package"):
 
-    python bench/spark_bench.py DIR DBC LAKE
+    python bench/spark_bench.py DIR DBC LAKE [BLOCKS_PER_PARTITION]
 
 The same count and per-id aggregate over the .SFL files of DIR with Spark in local[1] and
-local[2] (one session each; partitions of blocksPerPartition 512), as one job (the count is
+local[2] (one session each; partitions of blocksPerPartition 512, or the fourth argument),
+as one job (the count is
 the sum of the per-id counts), over every column and over the two the query reads (a
 schema given to the reader: `.schema("id int, dlc tinyint")`); then `streamfat lake` into
 LAKE and DuckDB's count and per-message aggregate over it. Wall seconds (the driver, the
@@ -16,10 +17,11 @@ import sys
 import time
 
 d, dbcp, lakedir = sys.argv[1], sys.argv[2], sys.argv[3]
+bpp = sys.argv[4] if len(sys.argv) > 4 else "512"
 code = """
 import os, sys, time
 from pyspark.sql import SparkSession, functions as F
-cores, path, schema = sys.argv[1], sys.argv[2], sys.argv[3]
+cores, path, schema, bpp = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -51,13 +53,15 @@ streamfat.spark.register(s)
 rd = s.read.format("streamfat")
 if schema != "all":
     rd = rd.schema(schema)
-df = rd.option("blocksPerPartition", "512").load(path)
+df = rd.option("blocksPerPartition", bpp).load(path)
 df.groupBy("id").count().collect()                      # warm-up (workers, JIT)
 c, t = tree_cpu(), time.time()
 rows = df.groupBy("id").agg(F.count("*").alias("n"), F.sum("dlc")).collect()
 n = sum(r["n"] for r in rows)
 w, c = time.time() - t, tree_cpu() - c
-print(f"spark local[{cores}] ({schema} columns): {n} frames, count + per-id aggregate "
+np_ = df.rdd.getNumPartitions()
+print(f"spark local[{cores}] ({schema} columns, {np_} partitions): {n} frames, "
+      "count + per-id aggregate "
       f"{w:.1f} s wall, {c:.1f} CPU s, {n / w / 1e6:.2f} M frames/s")
 s.stop()
 """
@@ -65,8 +69,8 @@ env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
 for schema in ("all", "id int, dlc tinyint"):
     res = {}
     for cores in ("1", "2"):
-        r = subprocess.run([sys.executable, "-c", code, cores, d, schema], capture_output=True,
-                           text=True, env=env, stdin=subprocess.DEVNULL)
+        r = subprocess.run([sys.executable, "-c", code, cores, d, schema, bpp],
+                           capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
         line = [x for x in r.stdout.splitlines() if x.startswith("spark")]
         print(line[0] if line else r.stderr[-2000:])
         if line:
