@@ -79,7 +79,8 @@ static PyObject *py_group(PyObject *self, PyObject *args)
                           &o[4], &rtr_off, &o[5], &err_off, &o[6], &o[7], &o[8], &o[9],
                           &first, &o[10], &o[11], &o[12], &o[13], &o[14], &o[15], &o[16]))
         return NULL;
-    buf_t b[NB] = {{{0}}};
+    buf_t b[NB];
+    memset(b, 0, sizeof b);
     static const char *names[NB] = {"keys", "lengths", "ids", "ext", "rtr", "err", "dlc",
                                     "ts", "chan", "offsets", "values", "order", "starts",
                                     "mismatch", "ts_out", "chan_out", "words_out"};
@@ -339,7 +340,8 @@ static PyObject *py_decode(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOnOOnOOOOO", &o[8], &o[0], &first, &o[1], &o[2], &msg_len,
                           &o[3], &o[4], &o[5], &o[6], &o[7]))
         return NULL;
-    buf_t b[9] = {{{0}}};
+    buf_t b[9];
+    memset(b, 0, sizeof b);
     static const char *names[9] = {"offsets", "values", "rows", "sigs_i", "sigs_f",
                                    "mux_ids", "out", "valid", "words"};
     for (int i = 0; i < 9; i++)
@@ -472,8 +474,13 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "streamfat._dbc",
-                                    "DBC decoding loops of streamfat.dbc", -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "streamfat._dbc",
+    .m_doc = "DBC decoding loops of streamfat.dbc",
+    .m_size = -1,
+    .m_methods = methods,
+};
 
 PyMODINIT_FUNC PyInit__dbc(void)
 {

@@ -41,7 +41,8 @@ def load(paths):
 
 
 # columns of a compiled signal table (int64[nsig, _NCOLS]; the order of _dbc.c's enum)
-_START, _LEN, _BE, _SIGNED, _FLOAT, _KIND, _PARENT, _MUX0, _MUX1, _ISCALE, _IOFF = range(11)
+(_START, _LEN, _BE, _SIGNED, _FLOAT, _KIND, _PARENT, _MUX0, _MUX1, _ISCALE,
+ _IOFF) = range(11)
 _NCOLS = 11
 _K_INT, _K_UINT, _K_DOUBLE = 0, 1, 2
 _DTYPES = {_K_INT: np.int64, _K_UINT: np.uint64, _K_DOUBLE: np.float64}
@@ -53,8 +54,9 @@ class Compiled:
     """A message's signal table for _dbc.decode, made once per message: per signal its
     start bit, length, byte order, signedness, float width, the output type (int64 for
     integer signals of integer scale and offset whose values fit, uint64 for an unsigned
-    64-bit one of scale 1 and offset 0, else float64), its multiplexer (an index into the table, which lists a
-    multiplexer before the signals it selects) and the multiplexer values that select it."""
+    64-bit one of scale 1 and offset 0, else float64), its multiplexer (an index into the
+    table, which lists a multiplexer before the signals it selects) and the multiplexer
+    values that select it."""
 
     def __init__(self, msg):
         sigs = list(msg.signals)
