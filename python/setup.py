@@ -52,4 +52,11 @@ ext = Extension(
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wno-unused-parameter"],
 )
 
-setup(ext_modules=[ext])
+# The DBC decoder's loops (streamfat.dbc): a module of its own, Python's C API only.
+dbc_ext = Extension(
+    "streamfat._dbc",
+    sources=[os.path.join("src", "streamfat", "_dbc.c")],
+    extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wno-unused-parameter"],
+)
+
+setup(ext_modules=[ext, dbc_ext])

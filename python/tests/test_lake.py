@@ -194,3 +194,120 @@ def test_not_a_lake_and_bad_input_cli(vimg, tmp_path):
         r = subprocess.run([script, "--dbc", DBC, "--out", tmp_path / "L5", vimg],
                            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         assert r.returncode == 0 and "(0 new, 0 grown, 1 unchanged)" in r.stdout
+
+
+# ---- memory: the lake streams a file in batches ------------------------------------------
+
+GEN_DBC = "".join(
+    f"BO_ {0x100 + k} G{k}: 8 ECU\n"
+    f" SG_ G{k}a : 0|16@1+ (0.5,0) [0|0] \"\" ECU\n"
+    f" SG_ G{k}b : 16|16@1- (1,0) [0|0] \"\" ECU\n"
+    f" SG_ G{k}c : 39|8@0+ (1,0) [0|0] \"\" ECU\n"
+    f" SG_ G{k}d : 40|24@1+ (1,0) [0|0] \"\" ECU\n\n" for k in range(16))
+
+
+def gen_image(path, seconds):
+    """An image with one log of gen:can frames (2 M a second: 0x100..0x10F, 8 bytes)."""
+    sf("log", "--mkfs", "exfat", "--size", "512M", "--source",
+       "gen:can,rate=1000000,channels=2", "--duration", seconds, "--split-size", "512M",
+       "-q", path, timeout=600)
+    return path
+
+
+def test_streams_in_batches(tmp_path, sfbin, monkeypatch):
+    """A file's frames reach the DBC decoder and the Parquet writers in batches (never
+    the whole file at once), row groups are cut at ROW_GROUP rows, and the lake holds
+    exactly read_arrow's rows."""
+    img = gen_image(tmp_path / "g.img", "0.4")
+    want = streamfat.read_arrow(img)
+    (tmp_path / "g.dbc").write_text('VERSION ""\n\nBU_: ECU\n\n' + GEN_DBC)
+    sizes = []
+    real = dbc.split_frames
+
+    def spy(t, *a, **k):
+        sizes.append(t.num_rows)
+        return real(t, *a, **k)
+    monkeypatch.setattr(lake._dbc, "split_frames", spy)
+    monkeypatch.setattr(lake, "DECODE_ROWS", 20_000)
+    monkeypatch.setattr(lake, "ROW_GROUP", 3000)
+    out = tmp_path / "L"
+    sm = lake.ingest(out, [img], [tmp_path / "g.dbc"])
+    n = want.num_rows
+    assert n > 600_000 and sm.rows == n
+    # the reader's batches (4 MiB of log: about 130,000 of these frames) gathered to
+    # DECODE_ROWS: never more than one batch beyond it
+    assert len(sizes) >= 4 and sum(sizes) == n and max(sizes) < 20_000 + 140_000, sizes
+    (total,), = duck(out, "SELECT count(*) FROM lake")
+    assert total == n
+    got = duck(out, "SELECT message, count(*), sum(G3d) FROM lake GROUP BY message")
+    assert len(got) == 16
+    import pyarrow.parquet as pq
+    for p in out.rglob("*.parquet"):
+        md = pq.ParquetFile(p).metadata
+        assert md.num_row_groups >= md.num_rows // 3000
+        assert all(md.row_group(i).num_rows <= 3000 for i in range(md.num_row_groups))
+
+
+def _lake_rss(img, dbcp, out):
+    # rows wait for their row groups up to PENDING_BYTES: 16 MiB here, so that both files
+    # pass it (their memory is then the same plateau)
+    code = ("import resource, sys; from streamfat import lake; "
+            "lake.PENDING_BYTES = 16 << 20; "
+            "lake.ingest(sys.argv[1], [sys.argv[2]], [sys.argv[3]]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)")
+    r = subprocess.run([sys.executable, "-c", code, str(out), str(img), str(dbcp)],
+                       capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return int(r.stdout.split()[-1])
+
+
+def test_peak_rss_flat_in_frames(tmp_path, sfbin):
+    """Peak RSS of `lake` over a file of about 1 M frames and one of about 4 M: within 64
+    MiB (the whole-file lake grew by about 150 MiB per million frames)."""
+    dbcp = tmp_path / "g.dbc"
+    dbcp.write_text('VERSION ""\n\nBU_: ECU\n\n' + GEN_DBC)
+    small = gen_image(tmp_path / "s.img", "0.5")
+    rss1 = _lake_rss(small, dbcp, tmp_path / "L1")
+    small.unlink()
+    big = gen_image(tmp_path / "b.img", "2")
+    rss4 = _lake_rss(big, dbcp, tmp_path / "L4")
+    (n1,), = duck(tmp_path / "L1", "SELECT count(*) FROM lake")
+    (n4,), = duck(tmp_path / "L4", "SELECT count(*) FROM lake")
+    print(f"peak RSS {rss1} MiB for {n1} frames, {rss4} MiB for {n4}")
+    assert n4 > 3 * n1 > 2_000_000
+    assert rss4 - rss1 < 64, (rss1, n1, rss4, n4)
+
+
+def test_interrupted_then_grown_counts_once(tmp_path, sfbin, monkeypatch):
+    """A run killed after some of a file's parts were renamed (the manifest not yet
+    saved), then the file grows: the next run's parts replace those, no row twice."""
+    lines, _ = vehicle_lines(25, 2000)
+    img = log_lines(tmp_path / "g.img", lines, "--chunk", "4K")
+    with streamfat.open_volume(img) as v, v.open("/LOG00001.SFL") as f:
+        full = f.read()
+    B = 4096
+    nblocks = len(full.rstrip(b"\0")) // B + 1
+    d = tmp_path / "card"
+    d.mkdir()
+    p = d / "LOG00001.SFL"
+    p.write_bytes(full[:(nblocks // 2) * B])
+    out = tmp_path / "L"
+    real = lake.Lake.write_part
+    calls = []
+
+    def flaky(self, *a):
+        calls.append(a)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, *a)
+    monkeypatch.setattr(lake.Lake, "write_part", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        lake.ingest(out, [d], [DBC])
+    monkeypatch.setattr(lake.Lake, "write_part", real)
+    assert len(list(out.rglob("*.parquet"))) == 2         # renamed before the kill
+    p.write_bytes(full)                                     # the file has grown
+    sm = lake.ingest(out, [d], [DBC])
+    assert sm.files_new == 1 and sm.rows == 2000
+    (n,), = duck(out, "SELECT count(*) FROM lake")
+    (u,), = duck(out, "SELECT count(DISTINCT ts) FROM lake")
+    assert n == u == 2000

@@ -7,10 +7,15 @@ length) under message=_raw with read_arrow's frame columns; DROP records under
 message=_drops. date= is the UTC date of the rows (date=unknown for a free-running clock).
 Idempotent and incremental: LAKE/_streamfat_lake.json records, per log file (its file_id),
 the last block ingested; a run reads each file and writes only the rows of later blocks.
-Every part is written under a temporary name and renamed when complete, then the manifest
-is replaced (temporary + rename) once the file's parts are in place: an interrupted run
-leaves the previous lake readable, and the next run writes the same part names again (a
-part's name is its file and block range), so nothing is counted twice. See docs/LAKE.md."""
+A file is streamed: its batches (4 MiB of log each, gathered to DECODE_ROWS frames) are
+decoded and go to a ParquetWriter per partition as they come (rows wait for a row group of
+ROW_GROUP rows, all waiting rows together at most PENDING_BYTES), so peak memory does not
+grow with the number of frames. Every part is written under a temporary name and renamed
+when the file is done, then the manifest is replaced (temporary + rename) once the file's
+parts are in place: an interrupted run leaves the previous lake readable, and the next run
+writes the same part names again (a part's name is its file and block range; a part of an
+interrupted run whose file has grown since is replaced), so nothing is counted twice. See
+docs/LAKE.md."""
 import argparse
 import datetime as _dt
 import json
@@ -26,7 +31,9 @@ from .errors import DbcError, FormatError, LakeError, NotAVolumeError, Streamfat
 from .reader import _decode_file, _frames_batch, _iter_files, _other_batch
 
 MANIFEST = "_streamfat_lake.json"
-ROW_GROUP = 1 << 20           # rows per Parquet row group (docs/LAKE.md)
+ROW_GROUP = 1 << 20           # rows per Parquet row group, at most (docs/LAKE.md)
+PENDING_BYTES = 64 << 20      # rows waiting for their row group, at most (docs/LAKE.md)
+DECODE_ROWS = 1 << 18         # frames decoded at once (the reader's batches gathered)
 DAY_NS = 86_400 * 10**9
 
 
@@ -73,13 +80,22 @@ class Lake:
             os.fsync(f.fileno())
         os.replace(tmp, self.manifest_path)
 
-    def write_part(self, device, message, date, name, table):
+    def part_dir(self, device, message, date):
         d = os.path.join(self.root, f"device={_safe(device)}", f"message={_safe(message)}",
                          f"date={date}")
         os.makedirs(d, exist_ok=True)
+        return d
+
+    def write_part(self, device, message, date, name, tmp, stale=None):
+        """Put a complete temporary part in place under its name. stale: the name's prefix
+        (file id and first block) of parts an interrupted run may have left with another
+        last block (the file has grown since): removed, their rows are in this part."""
+        d = self.part_dir(device, message, date)
+        if stale:
+            for old in os.listdir(d):
+                if old.startswith(stale) and old.endswith(".parquet") and old != name:
+                    os.unlink(os.path.join(d, old))
         final = os.path.join(d, name)
-        tmp = os.path.join(d, "." + name + ".tmp")
-        pq.write_table(table, tmp, row_group_size=ROW_GROUP, compression="zstd")
         os.replace(tmp, final)
         return final
 
@@ -121,6 +137,8 @@ def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
     Returns a Summary."""
     messages = _dbc.load(dbc_paths) if dbc_paths else {}
     lake = Lake(out)
+    if not os.path.exists(lake.manifest_path):
+        lake.save()                   # a new lake: a run killed in its first file leaves a lake
     sm = summary or Summary()
     for src in sources:
         for name, f in _iter_files(src, strict=True):
@@ -130,64 +148,76 @@ def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
 
 
 def _ingest_file(lake, sm, name, f, messages, device, labels):
-    frames, drops, state = [], [], None
-    for st, b in _decode_file(name, f):           # one pass: frames and DROP records
-        state = st
-        if b["ncan"]:
-            frames.append(_frames_batch(st, b, with_block=True))
-        if b["nother"]:
-            db = _other_batch(st, b, "drop", with_block=True)
-            if db.num_rows:
-                drops.append(db)
-    if state is None or state.header is None:
-        sm.files += 1
-        for k, v in ((state.stats or {}).get("damage", {}) if state else {}).items():
-            if v:
-                sm.damaged[k] = sm.damaged.get(k, 0) + v
-        return
-    sm.files += 1
-    for k, v in state.stats["damage"].items():
-        if v:
-            sm.damaged[k] = sm.damaged.get(k, 0) + v
-    fid = f"{state.header.file_id:016x}"
-    known = lake.manifest["files"].get(fid)
-    after = known["last_block"] if known else 0
-    last = after
-    dev = device or state.meta.get("device") or "unknown"
-    realtime = state.header.clock == "realtime"
-    tag = None
+    """Stream one file into the lake: its batches (4 MiB of log each, gathered to
+    DECODE_ROWS frames) are decoded and handed to per-partition Parquet writers as they
+    come, so that memory stays flat in the size of the file."""
+    state = None
+    parts = None
+    frames, nframes = [], 0
+    after = last = 0
+    known = None
 
-    def new_rows(batches):
-        nonlocal last
-        if not batches:
-            return None
-        t = pa.Table.from_batches(batches)
-        blk = t.column("block").to_numpy()
-        if len(blk):
-            last = max(last, int(blk.max()))
-        t = t.filter(pa.array(blk > after)).drop_columns(["block"])
-        return t if t.num_rows else None
-
-    ft = new_rows(frames)
-    dt = new_rows(drops)
-    if last == after:
-        sm.files_same += 1
-        return
-    tag = f"part-{fid}-{after + 1:08d}-{last:08d}.parquet"
-    if ft is not None:
-        ft = ft.unify_dictionaries().combine_chunks()
-        decoded, raw = _dbc.split_frames(ft, messages, sm.dbc, labels) if messages \
-            else ({}, ft)
+    def flush_frames():
+        nonlocal frames, nframes
+        if not frames:
+            return
+        t = pa.Table.from_batches(frames) if len(frames) > 1 else \
+            pa.Table.from_batches(frames[:1])
+        frames, nframes = [], 0
+        t = t.unify_dictionaries().combine_chunks()
+        decoded, raw = _dbc.split_frames(t, messages, sm.dbc, labels) if messages \
+            else ({}, t)
         if not messages:
             sm.dbc.undecoded += raw.num_rows
         decoded["_raw"] = raw
-        for msg, t in decoded.items():
-            _write_by_date(lake, sm, dev, msg, t, realtime, tag)
-    if dt is not None:
-        sm.drops += dt.num_rows
-        _write_by_date(lake, sm, dev, "_drops", dt, realtime, tag)
-    lake.manifest["files"][fid] = {"last_block": last, "source": name, "device": dev,
-                                   "clock": state.header.clock}
+        for msg, dt in decoded.items():
+            parts.add_by_date(msg, dt)
+
+    try:
+        for st, b in _decode_file(name, f):       # one pass: frames and DROP records
+            state = st
+            if st.header is None:                 # no header block: counted only (below)
+                continue
+            if parts is None:
+                fid = f"{st.header.file_id:016x}"
+                known = lake.manifest["files"].get(fid)
+                after = last = known["last_block"] if known else 0
+                dev = device or st.meta.get("device") or "unknown"
+                parts = _Parts(lake, sm, dev, fid, after, st.header.clock == "realtime")
+            if b["ncan"]:
+                fb = _frames_batch(st, b, with_block=True)
+                fb, last = _new_rows(fb, after, last)
+                if fb is not None:
+                    frames.append(fb)
+                    nframes += fb.num_rows
+                    if nframes >= DECODE_ROWS:
+                        flush_frames()
+            if b["nother"]:
+                db = _other_batch(st, b, "drop", with_block=True)
+                db, last = _new_rows(db, after, last)
+                if db is not None:
+                    sm.drops += db.num_rows
+                    parts.add_by_date("_drops", pa.Table.from_batches([db]))
+        if parts is not None:
+            flush_frames()
+    except BaseException:
+        if parts is not None:
+            parts.abort()
+        raise
+    sm.files += 1
+    for k, v in ((state.stats or {}).get("damage", {}) if state else {}).items():
+        if v:
+            sm.damaged[k] = sm.damaged.get(k, 0) + v
+    if parts is None:                 # no header block: no file id, no clock
+        return
+    if last == after:
+        parts.abort()
+        sm.files_same += 1
+        return
+    parts.finish(f"part-{parts.fid}-{after + 1:08d}-{last:08d}.parquet")
+    lake.manifest["files"][parts.fid] = {"last_block": last, "source": name,
+                                         "device": parts.dev,
+                                         "clock": state.header.clock}
     lake.save()                       # after this file's parts: a crash redoes only them
     if known:
         sm.files_grown += 1
@@ -195,15 +225,94 @@ def _ingest_file(lake, sm, name, f, messages, device, labels):
         sm.files_new += 1
 
 
-def _write_by_date(lake, sm, dev, msg, t, realtime, tag):
-    if not t.num_rows:
-        return
-    days, names = _dates(t.column("ts"), realtime)
-    for d, label in names.items():
-        sub = t.filter(pa.array(days == d)) if len(names) > 1 else t
-        lake.write_part(dev, msg, label, tag, sub)
-        sm.rows += sub.num_rows
-        sm.parts += 1
+def _new_rows(batch, after, last):
+    """The rows of blocks after `after` (without the block column) or None; the last
+    block seen."""
+    blk = batch.column("block").to_numpy()
+    if len(blk):
+        last = max(last, int(blk.max()))
+    keep = blk > after
+    batch = batch.drop_columns(["block"]) if hasattr(batch, "drop_columns") else \
+        pa.RecordBatch.from_arrays(batch.columns[:-1], names=batch.schema.names[:-1])
+    if keep.all():
+        return (batch if batch.num_rows else None), last
+    batch = batch.filter(pa.array(keep))
+    return (batch if batch.num_rows else None), last
+
+
+class _Parts:
+    """The parts one file's run writes: per (message, date) a ParquetWriter on a hidden
+    temporary file; rows wait per partition until a row group of ROW_GROUP rows is full, or
+    until all the waiting rows pass PENDING_BYTES (then every partition writes what it has
+    as a row group). finish() closes the writers and renames the temporaries to the part
+    name (Lake.write_part); abort() removes them."""
+
+    def __init__(self, lake, sm, dev, fid, after, realtime):
+        self.lake, self.sm, self.dev, self.fid = lake, sm, dev, fid
+        self.after, self.realtime = after, realtime
+        self.pending = {}             # (message, date) -> [tables], rows
+        self.pending_bytes = 0
+        self.writers = {}             # (message, date) -> (ParquetWriter, temporary path)
+
+    def add_by_date(self, msg, t):
+        if not t.num_rows:
+            return
+        days, names = _dates(t.column("ts"), self.realtime)
+        for d, label in names.items():
+            sub = t.filter(pa.array(days == d)) if len(names) > 1 else t
+            self.add(msg, label, sub)
+
+    def add(self, msg, date, t):
+        key = (msg, date)
+        lst, rows = self.pending.get(key, ([], 0))
+        lst.append(t)
+        rows += t.num_rows
+        self.pending[key] = (lst, rows)
+        self.pending_bytes += t.nbytes
+        self.sm.rows += t.num_rows
+        if rows >= ROW_GROUP:
+            self._write(key)
+        if self.pending_bytes > PENDING_BYTES:
+            for k in list(self.pending):
+                self._write(k)
+
+    def _write(self, key):
+        lst, _rows = self.pending.pop(key)
+        t = pa.concat_tables(lst, promote_options="permissive") if len(lst) > 1 else lst[0]
+        self.pending_bytes -= sum(x.nbytes for x in lst)
+        t = t.unify_dictionaries().combine_chunks()
+        w = self.writers.get(key)
+        if w is None:
+            d = self.lake.part_dir(self.dev, key[0], key[1])
+            tmp = os.path.join(d, f".part-{self.fid}-{self.after + 1:08d}.parquet.tmp")
+            w = (pq.ParquetWriter(tmp, t.schema, compression="zstd"), tmp)
+            self.writers[key] = w
+        elif not t.schema.equals(w[0].schema, check_metadata=False):
+            t = t.cast(w[0].schema)
+        w[0].write_table(t, row_group_size=ROW_GROUP)
+
+    def finish(self, name):
+        for k in list(self.pending):
+            self._write(k)
+        for w, _tmp in self.writers.values():
+            w.close()
+        for (msg, date), (_w, tmp) in sorted(self.writers.items()):
+            self.lake.write_part(self.dev, msg, date, name, tmp,
+                                 f"part-{self.fid}-{self.after + 1:08d}-")
+            self.sm.parts += 1
+        self.writers = {}
+
+    def abort(self):
+        for w, tmp in self.writers.values():
+            try:
+                w.close()
+            finally:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+        self.writers = {}
+        self.pending = {}
 
 
 def main(argv=None, prog="streamfat-lake"):

@@ -7,8 +7,10 @@
 load(PATH): a directory (every .SFL file below it), a .SFL file, an image (every .SFL file of
 its volume); several paths separated by commas. Options:
   dbc                 DBC files separated by commas: rows of decoded signals (one column per
-                      signal, double; a name two messages share becomes <message>_<signal>)
-                      instead of frames
+                      signal, typed as in the lake's Parquet: bigint for integer signals of
+                      integer scale and offset, double otherwise, decimal(20,0) for an
+                      unsigned 64-bit one; a name two messages share becomes
+                      <message>_<signal>) instead of frames
   device              the device id (default: the file's META device=, else "unknown")
   mode                PERMISSIVE (default: damaged blocks skipped, see kind=damage) or
                       FAILFAST (the first damage fails the job with streamfat.FormatError)
@@ -16,6 +18,10 @@ its volume); several paths separated by commas. Options:
                       rules skipped: the count PERMISSIVE leaves out)
   blocksPerPartition  a file of more blocks is read as several partitions of block ranges
                       (default 2048; 0: one partition per file)
+
+A schema given to the reader (spark.read.format("streamfat").schema("device string, id int,
+dlc tinyint")) selects columns: only those are handed to Spark (Spark 4.0's Python Data
+Source API prunes none itself, and each column costs the JVM its conversion).
 
 Partitions: one per file, or per block range of a large file; executors need the package
 installed (pip install ./python, or spark-submit --py-files with a built wheel) and the
@@ -60,17 +66,34 @@ def _opt(options, key, default=None):
     return default
 
 
+# a decoded signal's Spark type from its Arrow type in the lake's Parquet (streamfat.dbc):
+# int64 -> bigint, float64 -> double, uint64 (an unsigned 64-bit signal of scale 1 and offset
+# 0) -> decimal(20,0), which is also what Spark reads a Parquet uint64 column as
+_SPARK_TYPE = {0: "bigint", 1: "decimal(20,0)", 2: "double"}
+_ARROW_TYPE = {0: pa.int64(), 1: pa.decimal128(20, 0), 2: pa.float64()}
+
+
 def _signal_columns(messages):
+    """[(column, message name, signal name, kind)]: kind as streamfat.dbc compiles it (0
+    int64, 1 uint64, 2 float64); a column that two messages share with different kinds is
+    double."""
     seen = {}
     for m in messages.values():
         for s in m.signals:
             seen.setdefault(s.name, set()).add(m.name)
     cols = []
+    names = {}
     for m in sorted(messages.values(), key=lambda m: m.name):
+        comp = _dbc.compile_message(m)
         for s in m.signals:
             col = s.name if len(seen[s.name]) == 1 else f"{m.name}_{s.name}"
-            if col not in [c for c, _, _ in cols]:
-                cols.append((col, m.name, s.name))
+            kind = int(comp.kinds[comp.index[s.name]])
+            if col not in names:
+                names[col] = len(cols)
+                cols.append((col, m.name, s.name, kind))
+            elif cols[names[col]][3] != kind:
+                c = cols[names[col]]
+                cols[names[col]] = (c[0], c[1], c[2], 2)
     return cols
 
 
@@ -92,7 +115,7 @@ class StreamfatDataSource(DataSource):
         msgs = self._messages()
         if not msgs:
             return FRAME_DDL
-        cols = ", ".join(f"`{c}` double" for c, _, _ in _signal_columns(msgs))
+        cols = ", ".join(f"`{c}` {_SPARK_TYPE[k]}" for c, _, _, k in _signal_columns(msgs))
         return ("file string, device string, date string, message string, ts timestamp, "
                 "ts_ns bigint, channel string, " + cols)
 
@@ -111,6 +134,14 @@ class StreamfatReader(DataSourceReader):
         self.per_part = int(_opt(options, "blocksPerPartition") or 2048)
         self.dbc = [p for p in (_opt(options, "dbc") or "").split(",") if p]
         self.device = _opt(options, "device")
+        # the columns asked for: with spark.read.format("streamfat").schema("id int, dlc
+        # tinyint") only those go to Spark (the Python Data Source API of Spark 4.0 prunes
+        # no columns itself; every column handed over costs the JVM its conversion)
+        self.wanted = None
+        fields = getattr(schema, "fields", None)
+        if fields is not None:
+            from pyspark.sql.pandas.types import to_arrow_type
+            self.wanted = [(f.name, to_arrow_type(f.dataType)) for f in fields]
 
     def partitions(self):
         parts = []
@@ -141,8 +172,12 @@ class StreamfatReader(DataSourceReader):
         if not bs or not self.per_part or size <= bs * self.per_part:
             return [Part(image, path, 0, -1)]
         nblocks = (size + bs - 1) // bs
-        return [Part(image, path, a, min(a + self.per_part, nblocks) - 1)
-                for a in range(1, nblocks, self.per_part)]
+        # as many ranges as blocksPerPartition asks for, of equal size (not full ones and a
+        # short rest): the partitions of a file give the cores equal work
+        k = -(-(nblocks - 1) // self.per_part)
+        step = -(-(nblocks - 1) // k)
+        return [Part(image, path, a, min(a + step, nblocks) - 1)
+                for a in range(1, nblocks, step)]
 
     @staticmethod
     def _open(image, path):
@@ -186,17 +221,31 @@ class StreamfatReader(DataSourceReader):
                 if self.kind == "drop":
                     t = _other_batch(st, b, "drop")
                     if t.num_rows:
-                        yield self._drop_batch(name, dev, st, t)
+                        yield self._project(self._drop_batch(name, dev, st, t))
                     continue
                 if not b["ncan"]:
                     continue
                 t = pa.Table.from_batches([_frames_batch(st, b)])
                 if not messages:
-                    yield self._frame_batch(name, dev, st, t)
+                    yield self._project(self._frame_batch(name, dev, st, t))
                     continue
                 decoded, _raw = _dbc.split_frames(t, messages, labels=False)
                 for msg, dt in decoded.items():
-                    yield self._signal_batch(name, dev, st, msg, dt, sigcols)
+                    yield self._project(self._signal_batch(name, dev, st, msg, dt, sigcols))
+
+    def _project(self, batch):
+        """The batch with the columns (and types) of a schema the user gave, in its order."""
+        if self.wanted is None or [n for n, _ in self.wanted] == batch.schema.names:
+            return batch
+        cols = []
+        for n, typ in self.wanted:
+            i = batch.schema.get_field_index(n)
+            if i < 0:
+                raise ValueError(f"streamfat: no column {n!r} (columns: "
+                                 f"{', '.join(batch.schema.names)})")
+            c = batch.column(i)
+            cols.append(c if c.type == typ else c.cast(typ))
+        return pa.RecordBatch.from_arrays(cols, names=[n for n, _ in self.wanted])
 
     def _damage_rows(self, st, b, part):
         k = len(b["damage"])
@@ -244,11 +293,13 @@ class StreamfatReader(DataSourceReader):
         cols.insert(3, pa.repeat(pa.scalar(msg), n))
         cols += [t.column("channel").cast(pa.string())]
         names = ["file", "device", "date", "message", "ts", "ts_ns", "channel"]
-        for col, m, s in sigcols:
+        for col, m, s, kind in sigcols:
+            typ = _ARROW_TYPE[kind]
             if m == msg:
-                cols.append(t.column(s).cast(pa.float64(), safe=False))
+                c = t.column(s)
+                cols.append(c if c.type == typ else c.cast(typ, safe=False))
             else:
-                cols.append(pa.nulls(n, pa.float64()))
+                cols.append(pa.nulls(n, typ))
             names.append(col)
         return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
 
