@@ -81,7 +81,8 @@ struct ctl_group {
     uint32_t frame_conds;              /* SF_CTL_FRAME conditions on this id */
     uint8_t slow;                      /* a signal reaches past the first 8 data bytes */
     uint8_t chk0, nchk;                /* not slow: its checks, check[chk0 .. chk0 + nchk) */
-    uint32_t pad;                      /* 16 bytes: indexed by a shift */
+    uint8_t single;                    /* one check, no frame condition (ctl_group's way) */
+    uint8_t pad[3];                    /* 16 bytes: indexed by a shift */
 };
 
 /* One condition on one signal, self-contained for an 8-byte frame: w = the frame's first 8
@@ -667,6 +668,7 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
             ck->span = x->cond[k].span << sg->rsh;
         }
         gr->nchk = (uint8_t)(nchk - gr->chk0);
+        gr->single = gr->sigs && !gr->slow && gr->nchk == 1 && !gr->frame_conds;
     }
     for (uint32_t id = 0; id < STD_IDS; id++) {
         for (uint32_t f = 0; f < x->nfilt; f++)
@@ -957,15 +959,15 @@ SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint8_t channel, uint64_t ts, u
     return sfl_ring_put_can(lg, channel, ts, id, 0, data, len);
 }
 
-/* The usual frame (flags 0) of an id with a group (signals, frame conditions): its
- * conditions, then ctl_tail. The argument `flags` carries the id's table entry instead (the
- * same argument list as the caller's keeps the calls tail calls). What changes state - a
- * start or a stop to make, a trigger condition that holds - and signals beyond the first 8
- * bytes, or frames shorter than 8 bytes with signals, go to ctl_slow, which decides
- * everything again from the start (nothing has been changed here). A function of its own,
- * so that ctl_append_can needs few registers. */
-static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                                  uint32_t info, const uint8_t *data, uint8_t len)
+/* The usual frame (flags 0) of an id with a group (signals, frame conditions) that is not
+ * `single`: its conditions, then ctl_tail. The argument `flags` carries the id's table
+ * entry instead (the same argument list as the caller's keeps the calls tail calls). What
+ * changes state - a start or a stop to make, a trigger condition that holds - and signals
+ * beyond the first 8 bytes, or frames shorter than 8 bytes with signals, go to ctl_slow,
+ * which decides everything again from the start (nothing has been changed here). */
+static SF_TAIL_STEP int ctl_group_n(struct sf_log *lg, uint8_t channel, uint64_t ts,
+                                    uint32_t id, uint32_t info, const uint8_t *data,
+                                    uint8_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
@@ -976,6 +978,32 @@ static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t t
         uint32_t act = atomic_load_explicit(&x->run, memory_order_relaxed) & 1u ?
                        ~(1u << C_START) : ~(1u << C_STOP);
         if (hold & act)
+            return ctl_slow(lg, channel, ts, id, 0, data, len);
+    }
+    return ctl_tail(lg, channel, ts, id, data, len, x, info);
+}
+
+/* An id with a group goes on here (a function of its own, so that ctl_append_can needs
+ * few registers). The usual group - one condition on one signal in the first 8 bytes, no
+ * frame condition - on an 8-byte frame: its one check in straight code that needs no
+ * register beyond x, the check and the word, so that nothing is saved; the others:
+ * ctl_group_n. As there, what changes state goes to ctl_slow. */
+static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
+                                  uint32_t info, const uint8_t *data, uint8_t len)
+{
+    struct sfl_ctl *x = lg->ctl;
+    const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
+    if (!g->single || len != 8)
+        return ctl_group_n(lg, channel, ts, id, info, data, len);
+    const struct ctl_check *ck = x->check + (uint32_t)g->chk0;
+    uint64_t w = ld_le64(data);
+    if (ck->motorola)
+        w = __builtin_bswap64(w);
+    w = (w * ck->mul & ck->top) ^ ck->flip;
+    if (w - ck->lo <= ck->span) {
+        uint32_t act = atomic_load_explicit(&x->run, memory_order_relaxed) & 1u ?
+                       ~(1u << C_START) : ~(1u << C_STOP);
+        if (ck->bit & act)
             return ctl_slow(lg, channel, ts, id, 0, data, len);
     }
     return ctl_tail(lg, channel, ts, id, data, len, x, info);
