@@ -1019,7 +1019,8 @@ static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint3
                           uint32_t flags, const uint8_t *data, uint8_t len)
 {
     struct sfl_ctl *x = lg->ctl;
-    if ((flags | (id >> 11) | (uint32_t)(len > 8)) || (!data && len))
+    /* (len + 7) >> 4: nonzero when len > 8, without a setcc GCC needs a byte register for */
+    if ((flags | (id >> 11) | ((uint32_t)len + 7u) >> 4) || (!data && len))
         return ctl_slow(lg, channel, ts, id, flags, data, len);
     uint32_t info = x->route[channel].std[id];
     if (info == INFO_REJECT) {
