@@ -946,16 +946,16 @@ SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint8_t channel, uint64_t ts, u
         count(x->route[channel].ch, K_PAUSED);
         return 0;
     }
+    uint32_t k = K_LOGGED;
     if (info >> 8) {
         struct ctl_presc *ps = &x->presc[(info >> 8) - 1];
         if (ps->kind != SF_CTL_EVERY)
             return ctl_presc_other(lg, channel, ts, id, info, data, len);
-        if (!every_keep(ps)) {
-            count(x->route[channel].ch, K_PRESCALED);
-            return 0;
-        }
+        k = every_keep(ps) ? K_LOGGED : K_PRESCALED;
     }
-    count(x->route[channel].ch, K_LOGGED);
+    count(x->route[channel].ch, k);         /* one counter address for both outcomes */
+    if (k != K_LOGGED)
+        return 0;
     return sfl_ring_put_can(lg, channel, ts, id, 0, data, len);
 }
 
