@@ -542,12 +542,12 @@ static uint8_t group_of(struct sfl_ctl *x, uint32_t *ngroups, uint32_t id, uint8
     return (uint8_t)(*ngroups)++;
 }
 
-static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                          uint32_t flags, const uint8_t *data, uint8_t len);
+static int ctl_append_can(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                          uint32_t flags, const uint8_t *data, uint32_t len);
 static int ctl_service(struct sf_log *lg, uint64_t now);
 static void ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
-static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                               uint32_t flags, const uint8_t *data, uint8_t len);
+static int ctl_append_measured(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint32_t len);
 static const struct sfl_ctl_ops ctl_ops = { ctl_append_can, ctl_service, ctl_stats };
 static const struct sfl_ctl_ops ctl_ops_measured = { ctl_append_measured, ctl_service,
                                                      ctl_stats };
@@ -865,8 +865,8 @@ static SF_NOINLINE uint32_t ext_info(const struct sfl_ctl *x, uint32_t filt, uin
 
 /* Everything but the common case (see ctl_append_can): frames with flags, invalid ones,
  * and those the common path hands over. */
-static SF_TAIL_STEP int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                                uint32_t flags, const uint8_t *data, uint8_t len)
+static SF_TAIL_STEP int ctl_slow(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                                uint32_t flags, const uint8_t *data, uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_route *r = &x->route[channel];
@@ -923,9 +923,9 @@ SF_ALWAYS_INLINE uint32_t group_hold8(const struct sfl_ctl *x, const struct ctl_
  * kind period or change (the every kind is inline there), and the rest. The argument
  * `flags` carries the id's table entry instead (the frame's flags are 0; the same argument
  * list as the callers' keeps the calls tail calls). */
-static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint8_t channel, uint64_t ts,
+static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint32_t channel, uint64_t ts,
                                         uint32_t id, uint32_t info, const uint8_t *data,
-                                        uint8_t len)
+                                        uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     if (!presc_step(x, (info >> 8) - 1u, ts, data, len)) {
@@ -938,8 +938,8 @@ static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint8_t channel, uint
 
 /* The end of the usual frame's way (ctl_append_can, ctl_group): start/stop state, the
  * prescaler (of kind every inline), the counter, the ring. */
-SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                              const uint8_t *data, uint8_t len, struct sfl_ctl *x,
+SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                              const uint8_t *data, uint32_t len, struct sfl_ctl *x,
                               uint32_t info)
 {
     if (!(atomic_load_explicit(&x->run, memory_order_relaxed) & 1u)) {
@@ -965,9 +965,9 @@ SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint8_t channel, uint64_t ts, u
  * changes state - a start or a stop to make, a trigger condition that holds - and signals
  * beyond the first 8 bytes, or frames shorter than 8 bytes with signals, go to ctl_slow,
  * which decides everything again from the start (nothing has been changed here). */
-static SF_TAIL_STEP int ctl_group_n(struct sf_log *lg, uint8_t channel, uint64_t ts,
+static SF_TAIL_STEP int ctl_group_n(struct sf_log *lg, uint32_t channel, uint64_t ts,
                                     uint32_t id, uint32_t info, const uint8_t *data,
-                                    uint8_t len)
+                                    uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
@@ -988,8 +988,8 @@ static SF_TAIL_STEP int ctl_group_n(struct sf_log *lg, uint8_t channel, uint64_t
  * frame condition - on an 8-byte frame: its one check in straight code that needs no
  * register beyond x, the check and the word, so that nothing is saved; the others:
  * ctl_group_n. As there, what changes state goes to ctl_slow. */
-static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                                  uint32_t info, const uint8_t *data, uint8_t len)
+static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                                  uint32_t info, const uint8_t *data, uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
@@ -1015,8 +1015,8 @@ static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t t
  * gives the filter's verdict, the group and the prescaler; an id with a group goes on in
  * ctl_group; start/stop and a prescaler of kind every follow inline (ctl_tail). Without
  * start/stop conditions run is 1 from open on, so one load says whether logging runs. */
-static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                          uint32_t flags, const uint8_t *data, uint8_t len)
+static int ctl_append_can(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                          uint32_t flags, const uint8_t *data, uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     /* (len + 7) >> 4: nonzero when len > 8, without a setcc GCC needs a byte register for */
@@ -1034,8 +1034,8 @@ static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint3
 
 /* SF_LOG_MEASURE: the whole call timed, the stage included (frames it keeps out too);
  * the ring's own timing of CAN frames is off while a stage is attached. */
-static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                               uint32_t flags, const uint8_t *data, uint8_t len)
+static int ctl_append_measured(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint32_t len)
 {
     uint64_t t0 = log_now(lg);
     int r = ctl_append_can(lg, channel, ts, id, flags, data, len);
