@@ -81,7 +81,8 @@ struct ctl_group {
     uint32_t frame_conds;              /* SF_CTL_FRAME conditions on this id */
     uint8_t slow;                      /* a signal reaches past the first 8 data bytes */
     uint8_t chk0, nchk;                /* not slow: its checks, check[chk0 .. chk0 + nchk) */
-    uint32_t pad;                      /* 16 bytes: indexed by a shift */
+    uint8_t single;                    /* one check, no frame condition (ctl_group's way) */
+    uint8_t pad[3];                    /* 16 bytes: indexed by a shift */
 };
 
 /* One condition on one signal, self-contained for an 8-byte frame: w = the frame's first 8
@@ -541,12 +542,12 @@ static uint8_t group_of(struct sfl_ctl *x, uint32_t *ngroups, uint32_t id, uint8
     return (uint8_t)(*ngroups)++;
 }
 
-static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                          uint32_t flags, const uint8_t *data, uint8_t len);
+static int ctl_append_can(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                          uint32_t flags, const uint8_t *data, uint32_t len);
 static int ctl_service(struct sf_log *lg, uint64_t now);
 static void ctl_stats(const struct sf_log *lg, struct sf_log_stats *st);
-static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                               uint32_t flags, const uint8_t *data, uint8_t len);
+static int ctl_append_measured(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint32_t len);
 static const struct sfl_ctl_ops ctl_ops = { ctl_append_can, ctl_service, ctl_stats };
 static const struct sfl_ctl_ops ctl_ops_measured = { ctl_append_measured, ctl_service,
                                                      ctl_stats };
@@ -667,6 +668,7 @@ int sf_log_control(struct sf_log *lg, const struct sf_ctl_cfg *c, void *mem, uin
             ck->span = x->cond[k].span << sg->rsh;
         }
         gr->nchk = (uint8_t)(nchk - gr->chk0);
+        gr->single = gr->sigs && !gr->slow && gr->nchk == 1 && !gr->frame_conds;
     }
     for (uint32_t id = 0; id < STD_IDS; id++) {
         for (uint32_t f = 0; f < x->nfilt; f++)
@@ -863,8 +865,8 @@ static SF_NOINLINE uint32_t ext_info(const struct sfl_ctl *x, uint32_t filt, uin
 
 /* Everything but the common case (see ctl_append_can): frames with flags, invalid ones,
  * and those the common path hands over. */
-static SF_TAIL_STEP int ctl_slow(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                                uint32_t flags, const uint8_t *data, uint8_t len)
+static SF_TAIL_STEP int ctl_slow(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                                uint32_t flags, const uint8_t *data, uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_route *r = &x->route[channel];
@@ -921,9 +923,9 @@ SF_ALWAYS_INLINE uint32_t group_hold8(const struct sfl_ctl *x, const struct ctl_
  * kind period or change (the every kind is inline there), and the rest. The argument
  * `flags` carries the id's table entry instead (the frame's flags are 0; the same argument
  * list as the callers' keeps the calls tail calls). */
-static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint8_t channel, uint64_t ts,
+static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint32_t channel, uint64_t ts,
                                         uint32_t id, uint32_t info, const uint8_t *data,
-                                        uint8_t len)
+                                        uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     if (!presc_step(x, (info >> 8) - 1u, ts, data, len)) {
@@ -936,36 +938,36 @@ static SF_TAIL_STEP int ctl_presc_other(struct sf_log *lg, uint8_t channel, uint
 
 /* The end of the usual frame's way (ctl_append_can, ctl_group): start/stop state, the
  * prescaler (of kind every inline), the counter, the ring. */
-SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                              const uint8_t *data, uint8_t len, struct sfl_ctl *x,
+SF_ALWAYS_INLINE int ctl_tail(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                              const uint8_t *data, uint32_t len, struct sfl_ctl *x,
                               uint32_t info)
 {
     if (!(atomic_load_explicit(&x->run, memory_order_relaxed) & 1u)) {
         count(x->route[channel].ch, K_PAUSED);
         return 0;
     }
+    uint32_t k = K_LOGGED;
     if (info >> 8) {
         struct ctl_presc *ps = &x->presc[(info >> 8) - 1];
         if (ps->kind != SF_CTL_EVERY)
             return ctl_presc_other(lg, channel, ts, id, info, data, len);
-        if (!every_keep(ps)) {
-            count(x->route[channel].ch, K_PRESCALED);
-            return 0;
-        }
+        k = every_keep(ps) ? K_LOGGED : K_PRESCALED;
     }
-    count(x->route[channel].ch, K_LOGGED);
+    count(x->route[channel].ch, k);         /* one counter address for both outcomes */
+    if (k != K_LOGGED)
+        return 0;
     return sfl_ring_put_can(lg, channel, ts, id, 0, data, len);
 }
 
-/* The usual frame (flags 0) of an id with a group (signals, frame conditions): its
- * conditions, then ctl_tail. The argument `flags` carries the id's table entry instead (the
- * same argument list as the caller's keeps the calls tail calls). What changes state - a
- * start or a stop to make, a trigger condition that holds - and signals beyond the first 8
- * bytes, or frames shorter than 8 bytes with signals, go to ctl_slow, which decides
- * everything again from the start (nothing has been changed here). A function of its own,
- * so that ctl_append_can needs few registers. */
-static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                                  uint32_t info, const uint8_t *data, uint8_t len)
+/* The usual frame (flags 0) of an id with a group (signals, frame conditions) that is not
+ * `single`: its conditions, then ctl_tail. The argument `flags` carries the id's table
+ * entry instead (the same argument list as the caller's keeps the calls tail calls). What
+ * changes state - a start or a stop to make, a trigger condition that holds - and signals
+ * beyond the first 8 bytes, or frames shorter than 8 bytes with signals, go to ctl_slow,
+ * which decides everything again from the start (nothing has been changed here). */
+static SF_TAIL_STEP int ctl_group_n(struct sf_log *lg, uint32_t channel, uint64_t ts,
+                                    uint32_t id, uint32_t info, const uint8_t *data,
+                                    uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
     const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
@@ -981,17 +983,44 @@ static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint8_t channel, uint64_t t
     return ctl_tail(lg, channel, ts, id, data, len, x, info);
 }
 
+/* An id with a group goes on here (a function of its own, so that ctl_append_can needs
+ * few registers). The usual group - one condition on one signal in the first 8 bytes, no
+ * frame condition - on an 8-byte frame: its one check in straight code that needs no
+ * register beyond x, the check and the word, so that nothing is saved; the others:
+ * ctl_group_n. As there, what changes state goes to ctl_slow. */
+static SF_TAIL_STEP int ctl_group(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                                  uint32_t info, const uint8_t *data, uint32_t len)
+{
+    struct sfl_ctl *x = lg->ctl;
+    const struct ctl_group *g = &x->group[(info & 0xFFu) - 1];
+    if (!g->single || len != 8)
+        return ctl_group_n(lg, channel, ts, id, info, data, len);
+    const struct ctl_check *ck = x->check + (uint32_t)g->chk0;
+    uint64_t w = ld_le64(data);
+    if (ck->motorola)
+        w = __builtin_bswap64(w);
+    w = (w * ck->mul & ck->top) ^ ck->flip;
+    if (w - ck->lo <= ck->span) {
+        uint32_t act = atomic_load_explicit(&x->run, memory_order_relaxed) & 1u ?
+                       ~(1u << C_START) : ~(1u << C_STOP);
+        if (ck->bit & act)
+            return ctl_slow(lg, channel, ts, id, 0, data, len);
+    }
+    return ctl_tail(lg, channel, ts, id, data, len, x, info);
+}
+
 /* The producer's path (sf_log_append_can with a control stage), with no call but tail
  * calls (so that it saves few registers). Frames with flags and invalid ones: ctl_slow
  * (which validates). The usual frame (no flags, 11-bit id, <= 8 bytes): one table load
  * gives the filter's verdict, the group and the prescaler; an id with a group goes on in
  * ctl_group; start/stop and a prescaler of kind every follow inline (ctl_tail). Without
  * start/stop conditions run is 1 from open on, so one load says whether logging runs. */
-static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                          uint32_t flags, const uint8_t *data, uint8_t len)
+static int ctl_append_can(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                          uint32_t flags, const uint8_t *data, uint32_t len)
 {
     struct sfl_ctl *x = lg->ctl;
-    if ((flags | (id >> 11) | (uint32_t)(len > 8)) || (!data && len))
+    /* (len + 7) >> 4: nonzero when len > 8, without a setcc GCC needs a byte register for */
+    if ((flags | (id >> 11) | ((uint32_t)len + 7u) >> 4) || (!data && len))
         return ctl_slow(lg, channel, ts, id, flags, data, len);
     uint32_t info = x->route[channel].std[id];
     if (info == INFO_REJECT) {
@@ -1005,8 +1034,8 @@ static int ctl_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint3
 
 /* SF_LOG_MEASURE: the whole call timed, the stage included (frames it keeps out too);
  * the ring's own timing of CAN frames is off while a stage is attached. */
-static int ctl_append_measured(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                               uint32_t flags, const uint8_t *data, uint8_t len)
+static int ctl_append_measured(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                               uint32_t flags, const uint8_t *data, uint32_t len)
 {
     uint64_t t0 = log_now(lg);
     int r = ctl_append_can(lg, channel, ts, id, flags, data, len);

@@ -77,8 +77,8 @@ void sfl_ring_release(struct sf_log *lg, uint32_t n);
 int sfl_ring_put_drops(struct sf_log *lg);
 uint64_t sfl_ring_used_bytes(const struct sf_log *lg);
 int sfl_put_own(struct sf_log *lg, uint8_t type, uint64_t ts, const void *body, uint16_t len);
-int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                     uint32_t flags, const uint8_t *data, uint8_t len);
+int sfl_ring_put_can(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                     uint32_t flags, const uint8_t *data, uint32_t len);
 /* SF_LOG_MEASURE: an append that began at t0 (log_now) ends now, into the histogram */
 void sfl_measure_end(struct sf_log *lg, uint64_t t0);
 
@@ -106,8 +106,8 @@ struct sfl_ctl_ops {
     /* sf_log_append_can with a control stage: the same validation, then the stage for data
      * and remote frames (error frames pass): 0 when it kept the frame out (counted), else
      * what sfl_ring_put_can returns for it */
-    int (*append_can)(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                      uint32_t flags, const uint8_t *data, uint8_t len);
+    int (*append_can)(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                      uint32_t flags, const uint8_t *data, uint32_t len);
     int (*service)(struct sf_log *lg, uint64_t now);     /* writer: counters, stops, triggers */
     void (*stats)(const struct sf_log *lg, struct sf_log_stats *st);
 };

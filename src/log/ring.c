@@ -180,9 +180,9 @@ static SF_NOINLINE int drop_can(struct sf_log *lg, uint64_t ts)
 
 /* A validated CAN frame into the ring, timed (SF_LOG_MEASURE); with a control stage the
  * stage times the whole call (control.c), so not here. */
-static SF_NOINLINE int put_can_measured(struct sf_log *lg, uint8_t channel, uint64_t ts,
+static SF_NOINLINE int put_can_measured(struct sf_log *lg, uint32_t channel, uint64_t ts,
                                         uint32_t id, uint32_t flags, const uint8_t *data,
-                                        uint8_t len)
+                                        uint32_t len)
 {
     uint64_t t0 = log_now(lg);
     uint32_t size = sf_rec_size(SF_CAN_BODY + len), blk;
@@ -202,8 +202,8 @@ static SF_NOINLINE int put_can_measured(struct sf_log *lg, uint8_t channel, uint
 
 /* A validated CAN frame into the ring (sf_log_append_can; the control stage's last step).
  * Its usual path makes no call but tail calls. */
-int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
-                     uint32_t flags, const uint8_t *data, uint8_t len)
+int sfl_ring_put_can(struct sf_log *lg, uint32_t channel, uint64_t ts, uint32_t id,
+                     uint32_t flags, const uint8_t *data, uint32_t len)
 {
     if (lg->flags & SF_LOG_MEASURE)
         return put_can_measured(lg, channel, ts, id, flags, data, len);
@@ -217,9 +217,9 @@ int sfl_ring_put_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t i
 }
 
 /* Frames with flags, or on a raw log: the whole validation, then sfl_ring_put_can. */
-static SF_NOINLINE int append_can_check(struct sf_log *lg, uint8_t channel, uint64_t ts,
+static SF_NOINLINE int append_can_check(struct sf_log *lg, uint32_t channel, uint64_t ts,
                                         uint32_t id, uint32_t flags, const uint8_t *data,
-                                        uint8_t len)
+                                        uint32_t len)
 {
     if (lg->flags & SF_LOG_RAW || !rec_can_valid_fast(id, flags, len) ||
         (len && !data && !(flags & SF_CAN_RTR)))

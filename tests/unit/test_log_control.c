@@ -623,11 +623,13 @@ static int op_holds(uint8_t op, long double x, long double t)
  * check decide, each in the state where it acts); for ==: start on it, stop on any frame of
  * 0x11 sent before each. Bit i of the result: raws[i] logged. */
 static uint64_t holds_field(const struct sf_ctl_signal *s, uint8_t op, double value,
-                            const uint64_t *raws, int n)
+                            const uint64_t *raws, int n, int alone)
 {
     static const uint8_t comp[6] = { 0, SF_CTL_LT, SF_CTL_LE, SF_CTL_GT, SF_CTL_GE, 0 };
     struct sf_ctl_cfg ctl = { .signals = s, .signal_count = 1,
                               .start = { .kind = SF_CTL_SIGNAL, .op = op, .value = value } };
+    if (alone)                          /* the start condition alone on its id */
+        op = SF_CTL_EQ;
     if (op == SF_CTL_EQ)
         ctl.stop = (struct sf_ctl_cond){ .kind = SF_CTL_FRAME, .id = 0x11 };
     else
@@ -657,7 +659,10 @@ static uint64_t holds_field(const struct sf_ctl_signal *s, uint8_t op, double va
  * just below and just above the physical value of a raw value: 8-byte frames of an 11-bit
  * id take the producer's inline checks (bounds folded into the raw, left-aligned domain at
  * open), a 29-bit id the general path; both against the physical value computed here
- * (exactly: powers of two as scales, fields up to 40 bits, 64-bit ones with scale 1). */
+ * (exactly: powers of two as scales, fields up to 40 bits, 64-bit ones with scale 1). Each
+ * case twice: the start and the stop condition on the signal's id (two checks), and the
+ * start condition alone on it, the stop on a frame of another id (one check: ctl_group's
+ * straight way). */
 static void test_thresholds_fields(void)
 {
     format();
@@ -696,19 +701,21 @@ static void test_thresholds_fields(void)
             if (len == 64 && tries)
                 t = (double)xs[pick];                  /* a double: only some raws exactly */
             for (int op = SF_CTL_GE; op <= SF_CTL_EQ; op++) {
-                for (int ext = 0; ext < 2; ext++) {
+                for (int way = 0; way < 4; way++) {
+                    int ext = way & 1, alone = way >> 1;
                     s.ext = (uint8_t)ext;
                     s.id = ext ? 0x18000010u : 0x10u;
-                    uint64_t h = holds_field(&s, (uint8_t)op, t, raws, 16);
+                    uint64_t h = holds_field(&s, (uint8_t)op, t, raws, 16, alone);
                     for (int i = 0; i < 16; i++) {
                         int want = op_holds((uint8_t)op, xs[i], (long double)t);
                         cases++;
                         if ((int)(h >> i & 1) != want && wrong++ < 10)
                             fprintf(stderr, "field %s len %u start %u %s scale %g offset %g "
-                                    "%s raw %llx op %d threshold %.17g: %d, want %d "
+                                    "%s%s raw %llx op %d threshold %.17g: %d, want %d "
                                     "(seed %llx)\n", s.motorola ? "be" : "le", len, s.start,
                                     s.is_signed ? "s" : "u", s.scale, s.offset,
-                                    ext ? "ext" : "std", (unsigned long long)raws[i], op, t,
+                                    ext ? "ext" : "std", alone ? " alone" : "",
+                                    (unsigned long long)raws[i], op, t,
                                     (int)(h >> i & 1), want, (unsigned long long)seed);
                     }
                 }
