@@ -37,7 +37,7 @@ incl() {
     # from /: inside the source tree callgrind_annotate splits a function into entries by path
     (cd / && callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null) |
         awk -v f="$2" '$0 ~ (":" f " \\[") { gsub(",", "", $1); print $1; found = 1; exit }
-                       END { if (!found) print 0 }'
+                       END { if (!found) { print "log_cpu.sh: no function " f " in the profile" > "/dev/stderr"; print "nan" } }'
 }
 per() { python3 -c "import sys; print('%.1f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 
@@ -77,9 +77,9 @@ echo "|---|---:|"
 echo "| gen:can producer thread: generator + append, per record | $(per "$(incl "$SHM/can.out" gen_can_main)" "$N") |"
 echo "| \`sf_log_append_can\` (reserve, encode, commit), per record | $(per "$(incl "$SHM/can.out" sf_log_append_can)" "$N") |"
 echo "| gen:can producer thread with the control stage (128 rules, 32 prescalers, 8 signals), per record | $(per "$(incl "$SHM/ctl.out" gen_can_main)" "$N") |"
-echo "| writer thread (take, seal, CRC-32C, submit), per record | $(per "$(incl "$SHM/can.out" writer_main)" "$N") |"
+echo "| writer thread (take, seal, CRC-32C, submit), per record | $(per "$(incl "$SHM/can.out" log_writer_main)" "$N") |"
 echo "| of which CRC-32C, per record | $(per "$(incl "$SHM/can.out" sf_crc32c)" "$N") |"
 echo "| gen:raw producer thread: generator + append, per MiB | $(per "$(incl "$SHM/raw.out" gen_raw_main)" "$MIB") |"
 echo "| \`sf_log_write_raw\`, per MiB | $(per "$(incl "$SHM/raw.out" sf_log_write_raw)" "$MIB") |"
 echo "| of which the memcpy into the ring, per MiB | $(per "$(incl "$SHM/raw.out" __memcpy_avx_unaligned_erms)" "$MIB") |"
-echo "| writer thread, raw, per MiB | $(per "$(incl "$SHM/raw.out" writer_main)" "$MIB") |"
+echo "| writer thread, raw, per MiB | $(per "$(incl "$SHM/raw.out" log_writer_main)" "$MIB") |"
