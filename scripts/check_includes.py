@@ -31,9 +31,10 @@ Beside the core, two more kinds of files are checked (check_beside):
                 core's internals), cli/, drivers/ or anything else (rules cli, driver,
                 outside)
   examples/**   firmware: any <angle> header (its toolchain's or its own C library), its own
-                folder, the public headers but the host-only ones (rule host) and drivers/;
-                never src/ (private), host/ (host), cli/ (cli), another example (example)
-                or anything else (outside)
+                folder, examples/common/ (the pieces the examples share: semihosting, the
+                report's line builder), the public headers but the host-only ones (rule
+                host) and drivers/; never src/ (private), host/ (host), cli/ (cli), another
+                example's folder (example) or anything else (outside)
 
 and for both, a "quoted" include must name a file (rule resolve; searched next to the file,
 in include/, drivers/*/ and examples/*/ for an example, and src/, so that a private header
@@ -101,13 +102,12 @@ EXCEPTIONS = [
     ("include/streamfat/log_struct.h", "stdatomic.h",
      "a freestanding C11 header (no OS, no libc code): the ring's producer fields are "
      "_Atomic so an interrupt can log while the main loop writes, without locks"),
-    ("examples/sd-spi/main.c", "semihost.h",
-     "the semihosting console of examples/baremetal (-I in sd-spi's Makefile): both run "
-     "under QEMU with semihosting, one copy of it"),
-    ("examples/sd-spi/startup.c", "semihost.h", "as above"),
     ("include/streamfat/tiny.h", "stdatomic.h",
      "the same for the tiny logger's ring (struct sf_tiny_log's shared words)"),
 ]
+
+# The folder of what the firmware examples share; every example may include from it.
+COMMON = "examples/common/"
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
@@ -245,10 +245,10 @@ def check_beside(root, used):
             elif top == "host" or (public and tname in HOST_HEADERS):
                 errors.append(f"{where}: rule host: {shown} is {target}, a host (Linux) "
                               f"header; firmware never includes host code")
-            elif top == "examples" and not target.startswith(own):
+            elif top == "examples" and not target.startswith((own, COMMON)):
                 errors.append(f"{where}: rule example: {shown} is {target}, another "
-                              f"example's file; an example includes its own folder, the "
-                              f"public headers and drivers")
+                              f"example's file; an example includes its own folder, "
+                              f"{COMMON}, the public headers and drivers")
             elif not (public or top in ("drivers", "examples")):
                 errors.append(f"{where}: rule outside: {shown} is {target}, outside its "
                               f"folder, the public headers and drivers/")

@@ -30,6 +30,7 @@
 #include "streamfat/decode.h"
 
 #include "board.h"
+#include "report.h"
 #include "semihost.h"
 
 #define DISK_BYTES    (4u << 20)           /* auto-format picks FAT16 at this size */
@@ -129,17 +130,23 @@ void app_can_irq(void)
             can_frame(ms, k++, 0x7E8, 0);
 }
 
+/* The report goes to the semihosting console. */
+void report_puts(const char *s)
+{
+    sh_puts(s);
+}
+
 static int failed(const char *what, int err)
 {
-    struct sh_line l = { .n = 0 };
-    sh_add(&l, "baremetal: ");
-    sh_add(&l, what);
-    sh_add(&l, " failed: ");
-    sh_add(&l, sf_strerror(err));
-    sh_add(&l, " (");
-    sh_add_i(&l, err);
-    sh_add(&l, ")");
-    sh_flush(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "baremetal: ");
+    rp_add(&l, what);
+    rp_add(&l, " failed: ");
+    rp_add(&l, sf_strerror(err));
+    rp_add(&l, " (");
+    rp_add_i(&l, err);
+    rp_add(&l, ")");
+    rp_flush(&l);
     return 1;
 }
 
@@ -232,15 +239,15 @@ static int format_and_mount(int fat16)
         return failed("sf_mount", err);
 
     struct sf_vol_info vi;
-    struct sh_line l = { .n = 0 };
+    struct rp_line l = { .n = 0 };
     if ((err = sf_vol_info(&vol, &vi)))
         return failed("sf_vol_info", err);
-    sh_add(&l, "baremetal: formatted ");
-    sh_add(&l, vi.fs_type == SF_FS_EXFAT ? "exfat" : vi.fs_type == SF_FS_FAT16 ? "fat16" : "fat");
-    sh_add(&l, " ");
-    sh_add_u64(&l, DISK_BYTES);
-    sh_add(&l, " bytes");
-    sh_flush(&l);
+    rp_add(&l, "baremetal: formatted ");
+    rp_add(&l, vi.fs_type == SF_FS_EXFAT ? "exfat" : vi.fs_type == SF_FS_FAT16 ? "fat16" : "fat");
+    rp_add(&l, " ");
+    rp_add_u64(&l, DISK_BYTES);
+    rp_add(&l, " bytes");
+    rp_flush(&l);
     return 0;
 }
 
@@ -311,32 +318,32 @@ static int run_log(int busy, uint32_t cut)
         return failed("sf_log_close", err);
 
     struct sf_log_stats st;
-    struct sh_line l = { .n = 0 };
+    struct rp_line l = { .n = 0 };
     sf_log_get_stats(&lg, &st);
-    sh_add(&l, "baremetal: frames offered ");
-    sh_add_u64(&l, can_seq);
-    sh_add(&l, " accepted ");
-    sh_add_u64(&l, can_accepted);
-    sh_add(&l, " dropped ");
-    sh_add_u64(&l, can_dropped);
-    sh_add(&l, " failed ");
-    sh_add_u64(&l, can_failed);
-    sh_flush(&l);
-    sh_add(&l, "baremetal: log records_in ");
-    sh_add_u64(&l, st.records_in);
-    sh_add(&l, " own ");
-    sh_add_u64(&l, st.records_own);
-    sh_add(&l, " written ");
-    sh_add_u64(&l, st.records_written);
-    sh_add(&l, " dropped ");
-    sh_add_u64(&l, st.records_dropped);
-    sh_add(&l, " files ");
-    sh_add_u64(&l, st.files);
-    sh_add(&l, " ring_high_water ");
-    sh_add_u64(&l, st.ring_high_water);
-    sh_add(&l, " of ");
-    sh_add_u64(&l, st.ring_size);
-    sh_flush(&l);
+    rp_add(&l, "baremetal: frames offered ");
+    rp_add_u64(&l, can_seq);
+    rp_add(&l, " accepted ");
+    rp_add_u64(&l, can_accepted);
+    rp_add(&l, " dropped ");
+    rp_add_u64(&l, can_dropped);
+    rp_add(&l, " failed ");
+    rp_add_u64(&l, can_failed);
+    rp_flush(&l);
+    rp_add(&l, "baremetal: log records_in ");
+    rp_add_u64(&l, st.records_in);
+    rp_add(&l, " own ");
+    rp_add_u64(&l, st.records_own);
+    rp_add(&l, " written ");
+    rp_add_u64(&l, st.records_written);
+    rp_add(&l, " dropped ");
+    rp_add_u64(&l, st.records_dropped);
+    rp_add(&l, " files ");
+    rp_add_u64(&l, st.files);
+    rp_add(&l, " ring_high_water ");
+    rp_add_u64(&l, st.ring_high_water);
+    rp_add(&l, " of ");
+    rp_add_u64(&l, st.ring_size);
+    rp_flush(&l);
     return can_failed ? failed("sf_log_append_can", SF_EINVAL) : 0;
 }
 
@@ -413,12 +420,12 @@ static int read_back(void)
     if ((err = sf_opendir(&vol, &dir, "/")))
         return failed("sf_opendir", err);
     while ((r = sf_readdir(&dir, &s)) == 1) {
-        struct sh_line l = { .n = 0 };
-        sh_add(&l, "baremetal: file /");
-        sh_add(&l, s.name);
-        sh_add(&l, " ");
-        sh_add_u64(&l, s.size);
-        sh_flush(&l);
+        struct rp_line l = { .n = 0 };
+        rp_add(&l, "baremetal: file /");
+        rp_add(&l, s.name);
+        rp_add(&l, " ");
+        rp_add_u64(&l, s.size);
+        rp_flush(&l);
         if (n < MAX_FILES && strlen(s.name) < sizeof names[0])
             memcpy(names[n++], s.name, strlen(s.name) + 1);
     }
@@ -430,18 +437,18 @@ static int read_back(void)
     for (uint32_t i = 0; i < n; i++)    /* created in order, listed in order */
         if (decode_file(names[i], &rb))
             return 1;
-    struct sh_line l = { .n = 0 };
-    sh_add(&l, "baremetal: decoded on target frames ");
-    sh_add_u64(&l, rb.frames);
-    sh_add(&l, " drop_records ");
-    sh_add_u64(&l, rb.drop_records);
-    sh_add(&l, " accounting_for ");
-    sh_add_u64(&l, rb.dropped);
-    sh_add(&l, " damage ");
-    sh_add_u64(&l, rb.damage);
-    sh_add(&l, " out_of_order ");
-    sh_add_u64(&l, rb.out_of_order);
-    sh_flush(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "baremetal: decoded on target frames ");
+    rp_add_u64(&l, rb.frames);
+    rp_add(&l, " drop_records ");
+    rp_add_u64(&l, rb.drop_records);
+    rp_add(&l, " accounting_for ");
+    rp_add_u64(&l, rb.dropped);
+    rp_add(&l, " damage ");
+    rp_add_u64(&l, rb.damage);
+    rp_add(&l, " out_of_order ");
+    rp_add_u64(&l, rb.out_of_order);
+    rp_flush(&l);
     if (rb.frames != can_accepted || rb.dropped != can_dropped || rb.damage || rb.out_of_order) {
         sh_puts("baremetal: the files read back do not hold what was logged\n");
         return 1;
@@ -462,13 +469,13 @@ static int write_image(const char *path, const uint8_t *img)
         sh_puts("baremetal: writing the image to the host failed\n");
         return 1;
     }
-    struct sh_line l = { .n = 0 };
-    sh_add(&l, "baremetal: image ");
-    sh_add(&l, path);
-    sh_add(&l, " ");
-    sh_add_u64(&l, DISK_BYTES);
-    sh_add(&l, " bytes");
-    sh_flush(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "baremetal: image ");
+    rp_add(&l, path);
+    rp_add(&l, " ");
+    rp_add_u64(&l, DISK_BYTES);
+    rp_add(&l, " bytes");
+    rp_flush(&l);
     return 0;
 }
 
@@ -486,23 +493,23 @@ int main(void)
     if ((err = sf_unmount(&vol)))
         return failed("sf_unmount", err);
     if (o.cut) {
-        struct sh_line l = { .n = 0 };
-        sh_add(&l, "baremetal: cut durable_records ");
-        sh_add_u64(&l, cut_durable);
-        sh_add(&l, " offered ");
-        sh_add_u64(&l, cut_offered);
-        sh_add(&l, cut_done ? "" : " (not taken)");
-        sh_flush(&l);
+        struct rp_line l = { .n = 0 };
+        rp_add(&l, "baremetal: cut durable_records ");
+        rp_add_u64(&l, cut_durable);
+        rp_add(&l, " offered ");
+        rp_add_u64(&l, cut_offered);
+        rp_add(&l, cut_done ? "" : " (not taken)");
+        rp_flush(&l);
         if (!cut_done)
             return 1;
     }
     if (write_image(o.out, o.cut ? snapshot : disk))
         return 1;
-    struct sh_line l = { .n = 0 };
-    sh_add(&l, "baremetal: stack used ");
-    sh_add_u64(&l, board_stack_used());
-    sh_add(&l, " bytes (interrupts included)");
-    sh_flush(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "baremetal: stack used ");
+    rp_add_u64(&l, board_stack_used());
+    rp_add(&l, " bytes (interrupts included)");
+    rp_flush(&l);
     sh_puts("baremetal: ok\n");
     return 0;
 }

@@ -1,37 +1,22 @@
 /* QEMU virt board support (board.h). */
 #include "board.h"
+#include "report.h"
+#include "semihost.h"
 
 #include <string.h>
 
-/* ---- semihosting (Arm semihosting 2.0: HLT #0xF000 on AArch64) -------------------------- */
-
-#define SYS_GET_CMDLINE 0x15u
-#define SYS_EXIT        0x18u
-#define ADP_STOPPED_APPLICATION_EXIT 0x20026u
-
-static uint64_t semihost(uint64_t op, void *arg)
-{
-    register uint64_t x0 __asm__("x0") = op;
-    register void *x1 __asm__("x1") = arg;
-    __asm__ volatile("hlt #0xf000" : "+r"(x0) : "r"(x1) : "memory");
-    return x0;
-}
+/* ---- semihosting (examples/common/semihost.c: HLT #0xF000 on AArch64) ------------------- */
 
 void board_exit(int status)
 {
-    /* AArch64 SYS_EXIT takes a block: reason, subcode (the exit status) */
-    uint64_t blk[2] = { ADP_STOPPED_APPLICATION_EXIT, (uint64_t)(uint32_t)status };
-    for (;;)
-        semihost(SYS_EXIT, blk);
+    sh_exit(status);
 }
 
 const char *board_cmdline(void)
 {
     static char buf[256];
-    uint64_t blk[2] = { (uint64_t)(uintptr_t)buf, sizeof buf - 1 };
-    if (semihost(SYS_GET_CMDLINE, blk) != 0)
+    if (sh_cmdline(buf, sizeof buf) != 0)
         return "";
-    buf[sizeof buf - 1] = '\0';
     /* the first word is the image's name */
     const char *p = buf;
     while (*p && *p != ' ')
@@ -67,30 +52,22 @@ void board_puts(const char *s)
     }
 }
 
+/* the report's console (examples/common/report.h) */
+void report_puts(const char *s)
+{
+    board_puts(s);
+}
+
 void board_put_u64(uint64_t v)
 {
-    char b[21];
-    int i = 20;
-    b[i] = '\0';
-    do {
-        b[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    board_puts(b + i);
+    char b[RP_U64_CHARS];
+    board_puts(rp_u64(b, v));
 }
 
 void board_put_hex(uint64_t v)
 {
-    char b[19];
-    int i = 18;
-    b[i] = '\0';
-    do {
-        b[--i] = "0123456789abcdef"[v & 15u];
-        v >>= 4;
-    } while (v);
-    b[--i] = 'x';
-    b[--i] = '0';
-    board_puts(b + i);
+    char b[RP_HEX_CHARS];
+    board_puts(rp_hex(b, v));
 }
 
 /* ---- generic timer ---------------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include "streamfat/vol.h"           /* sf_mkfs, for a card without a file system */
 
 #include "board.h"
+#include "report.h"
 #include "semihost.h"
 #include "sd_spi.h"
 
@@ -50,68 +51,33 @@ static uint32_t frames_total, next_frame, accepted, dropped, append_failed;
 
 /* ---- the report ---------------------------------------------------------------------- */
 
-struct line {
-    char buf[160];
-    uint32_t n;
-};
-
-static void add(struct line *l, const char *s)
+/* The report goes to UART0 (examples/common/report.h builds its lines). */
+void report_puts(const char *s)
 {
-    while (*s && l->n < sizeof l->buf - 2)
-        l->buf[l->n++] = *s++;
-}
-
-static void add_u(struct line *l, uint64_t v)
-{
-    char t[21];
-    int i = 20;
-    t[i] = '\0';
-    do {
-        t[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    add(l, t + i);
-}
-
-static void add_i(struct line *l, int v)
-{
-    if (v < 0) {
-        add(l, "-");
-        add_u(l, (uint64_t)-(int64_t)v);
-    } else {
-        add_u(l, (uint64_t)v);
-    }
-}
-
-static void put(struct line *l)
-{
-    l->buf[l->n++] = '\n';
-    l->buf[l->n] = '\0';
-    board_puts(l->buf);
-    l->n = 0;
+    board_puts(s);
 }
 
 /* "sd-spi: error WHAT ERRNAME (N) ..." with what the driver knows. */
 static void report_error(const char *what, int err)
 {
-    struct line l = { .n = 0 };
-    add(&l, "sd-spi: error ");
-    add(&l, what);
-    add(&l, " ");
-    add(&l, err == SF_EIO ? "SF_EIO" : err == SF_ETIMEDOUT ? "SF_ETIMEDOUT" : "other");
-    add(&l, " (");
-    add_i(&l, err);
-    add(&l, ", ");
-    add(&l, sf_strerror(err));
-    add(&l, ") card: ");
-    add(&l, sd.why[0] ? sd.why : "-");
-    add(&l, " command ");
-    add_u(&l, sd.commands);
-    add(&l, " CMD");
-    add_u(&l, sd.last_cmd);
-    add(&l, " r1 ");
-    add_u(&l, sd.last_r1);
-    put(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "sd-spi: error ");
+    rp_add(&l, what);
+    rp_add(&l, " ");
+    rp_add(&l, err == SF_EIO ? "SF_EIO" : err == SF_ETIMEDOUT ? "SF_ETIMEDOUT" : "other");
+    rp_add(&l, " (");
+    rp_add_i(&l, err);
+    rp_add(&l, ", ");
+    rp_add(&l, sf_strerror(err));
+    rp_add(&l, ") card: ");
+    rp_add(&l, sd.why[0] ? sd.why : "-");
+    rp_add(&l, " command ");
+    rp_add_u64(&l, sd.commands);
+    rp_add(&l, " CMD");
+    rp_add_u64(&l, sd.last_cmd);
+    rp_add(&l, " r1 ");
+    rp_add_u64(&l, sd.last_r1);
+    rp_flush(&l);
 }
 
 /* ---- the producer ---------------------------------------------------------------------- */
@@ -186,7 +152,7 @@ static void parse_cmdline(struct options *o)
 
 static int mount_or_format(void)
 {
-    struct line l = { .n = 0 };
+    struct rp_line l = { .n = 0 };
     int err;
 
     err = sf_tiny_mount(&vol, &sd.bd, sector);
@@ -202,10 +168,10 @@ static int mount_or_format(void)
         mo.now = EPOCH_MS;
         mo.buf = ring;                  /* free until the log opens */
         mo.buf_size = sizeof ring;
-        add(&l, "sd-spi: no file system (");
-        add(&l, sf_strerror(err));
-        add(&l, "): formatting");
-        put(&l);
+        rp_add(&l, "sd-spi: no file system (");
+        rp_add(&l, sf_strerror(err));
+        rp_add(&l, "): formatting");
+        rp_flush(&l);
         if ((err = sf_mkfs(&sd.bd, &mo, &why))) {
             report_error("sf_mkfs", err);
             return err;
@@ -216,16 +182,16 @@ static int mount_or_format(void)
         report_error("sf_tiny_mount", err);
         return err;
     }
-    add(&l, "sd-spi: volume at ms ");
-    add_u(&l, board_ticks());
-    add(&l, vol.fat32 ? " fat32" : " fat16");
-    add(&l, " cluster ");
-    add_u(&l, (uint64_t)vol.ss << vol.cl_shift);
-    add(&l, " bytes ");
-    add_u(&l, (uint64_t)vol.sectors * vol.ss);
-    add(&l, " offset ");
-    add_u(&l, vol.base * vol.ss);
-    put(&l);
+    rp_add(&l, "sd-spi: volume at ms ");
+    rp_add_u64(&l, board_ticks());
+    rp_add(&l, vol.fat32 ? " fat32" : " fat16");
+    rp_add(&l, " cluster ");
+    rp_add_u64(&l, (uint64_t)vol.ss << vol.cl_shift);
+    rp_add(&l, " bytes ");
+    rp_add_u64(&l, (uint64_t)vol.sectors * vol.ss);
+    rp_add(&l, " offset ");
+    rp_add_u64(&l, vol.base * vol.ss);
+    rp_flush(&l);
     return 0;
 }
 
@@ -234,7 +200,7 @@ static int run_log(uint32_t frames)
     static const char *const chans[] = { "can0" };
     static const char *const meta[] = { "board=lm3s6965evb (QEMU), streamfat examples/sd-spi" };
     struct sf_tiny_log_cfg c;
-    struct line l = { .n = 0 };
+    struct rp_line l = { .n = 0 };
     int err, r;
 
     memset(&c, 0, sizeof c);
@@ -279,67 +245,67 @@ static int run_log(uint32_t frames)
 
     struct sf_tiny_log_stats st;
     sf_tiny_log_get_stats(&lg, &st);
-    add(&l, "sd-spi: frames offered ");
-    add_u(&l, next_frame);
-    add(&l, " accepted ");
-    add_u(&l, accepted);
-    add(&l, " dropped ");
-    add_u(&l, dropped);
-    add(&l, " failed ");
-    add_u(&l, append_failed);
-    put(&l);
-    add(&l, "sd-spi: log files ");
-    add_u(&l, st.files);
-    add(&l, " bytes_written ");
-    add_u(&l, st.bytes_written);
-    add(&l, " records_written ");
-    add_u(&l, st.records_written);
-    add(&l, " ring_high_water ");
-    add_u(&l, st.ring_high_water);
-    add(&l, " of ");
-    add_u(&l, sizeof ring);
-    add(&l, " split_bytes ");
-    add_u(&l, SPLIT_BYTES);
-    add(&l, " rate ");
-    add_u(&l, RATE);
-    put(&l);
+    rp_add(&l, "sd-spi: frames offered ");
+    rp_add_u64(&l, next_frame);
+    rp_add(&l, " accepted ");
+    rp_add_u64(&l, accepted);
+    rp_add(&l, " dropped ");
+    rp_add_u64(&l, dropped);
+    rp_add(&l, " failed ");
+    rp_add_u64(&l, append_failed);
+    rp_flush(&l);
+    rp_add(&l, "sd-spi: log files ");
+    rp_add_u64(&l, st.files);
+    rp_add(&l, " bytes_written ");
+    rp_add_u64(&l, st.bytes_written);
+    rp_add(&l, " records_written ");
+    rp_add_u64(&l, st.records_written);
+    rp_add(&l, " ring_high_water ");
+    rp_add_u64(&l, st.ring_high_water);
+    rp_add(&l, " of ");
+    rp_add_u64(&l, sizeof ring);
+    rp_add(&l, " split_bytes ");
+    rp_add_u64(&l, SPLIT_BYTES);
+    rp_add(&l, " rate ");
+    rp_add_u64(&l, RATE);
+    rp_flush(&l);
     return err;
 }
 
 static void report_card(void)
 {
     static const char *const types[] = { "none", "v1-sdsc", "v2-sdsc", "v2-sdhc" };
-    struct line l = { .n = 0 };
-    add(&l, "sd-spi: card ");
-    add(&l, types[sd.type & 3u]);
-    add(&l, " sectors ");
-    add_u(&l, sd.bd.sector_count);
-    add(&l, sd.block_addr ? " addressing block" : " addressing byte");
-    add(&l, sd.flags & SD_SPI_CRC ? " crc on" : " crc off");
-    put(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "sd-spi: card ");
+    rp_add(&l, types[sd.type & 3u]);
+    rp_add(&l, " sectors ");
+    rp_add_u64(&l, sd.bd.sector_count);
+    rp_add(&l, sd.block_addr ? " addressing block" : " addressing byte");
+    rp_add(&l, sd.flags & SD_SPI_CRC ? " crc on" : " crc off");
+    rp_flush(&l);
 }
 
 static void report_driver(void)
 {
-    struct line l = { .n = 0 };
-    add(&l, "sd-spi: sd commands ");
-    add_u(&l, sd.commands);
-    add(&l, " reads ");
-    add_u(&l, sd.reads);
-    add(&l, " writes ");
-    add_u(&l, sd.writes);
-    add(&l, " sectors_read ");
-    add_u(&l, sd.sectors_read);
-    add(&l, " sectors_written ");
-    add_u(&l, sd.sectors_written);
-    add(&l, " crc_errors ");
-    add_u(&l, sd.crc_errors);
-    put(&l);
-    add(&l, "sd-spi: stack used ");
-    add_u(&l, board_stack_used());
-    add(&l, " ms ");
-    add_u(&l, board_ticks());
-    put(&l);
+    struct rp_line l = { .n = 0 };
+    rp_add(&l, "sd-spi: sd commands ");
+    rp_add_u64(&l, sd.commands);
+    rp_add(&l, " reads ");
+    rp_add_u64(&l, sd.reads);
+    rp_add(&l, " writes ");
+    rp_add_u64(&l, sd.writes);
+    rp_add(&l, " sectors_read ");
+    rp_add_u64(&l, sd.sectors_read);
+    rp_add(&l, " sectors_written ");
+    rp_add_u64(&l, sd.sectors_written);
+    rp_add(&l, " crc_errors ");
+    rp_add_u64(&l, sd.crc_errors);
+    rp_flush(&l);
+    rp_add(&l, "sd-spi: stack used ");
+    rp_add_u64(&l, board_stack_used());
+    rp_add(&l, " ms ");
+    rp_add_u64(&l, board_ticks());
+    rp_flush(&l);
 }
 
 int main(void)

@@ -12,7 +12,8 @@
 #      that matches nothing any more; a driver including the CLI, a POSIX header or a
 #      private core header; host/ including a private core header, the CLI or a driver
 #      (POSIX is fine there); an example including a private core header, a host-only
-#      public header, host/, the CLI, another example's file or a file that does not exist.
+#      public header, host/, the CLI, another example's file (also from examples/common/) or a
+#      file that does not exist; examples/common/ itself is open to every example.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
@@ -109,15 +110,17 @@ case_add examples/baremetal/main.c private '#include "fs/fs.h"'
 case_add examples/baremetal/main.c host '#include "streamfat/filebd.h"'
 case_add examples/nvme/main.c host '#include "../../host/bdev/aiobd_int.h"'
 case_add examples/nvme/board.c cli '#include "../../cli/cli.h"'
-case_add examples/nvme/main.c example '#include "semihost.h"'
+case_add examples/nvme/main.c example '#include "../baremetal/board.h"'
+case_add examples/baremetal/main.c example '#include "../sd-spi/board.h"'
+case_add examples/common/report.c example '#include "../nvme/board.h"'   # common is no back door
 case_add examples/baremetal/board.h resolve '#include "no_such_header.h"'
 # ... while POSIX in host/, and drivers and libc headers in an example, are fine
 cp "$tree/host/bdev/sim.c" "$WORK/orig"
 printf '#include <pthread.h>\n#include <sys/stat.h>\n#include "streamfat/aiobd.h"\n' >>"$tree/host/bdev/sim.c"
 cp "$tree/examples/nvme/main.c" "$WORK/orig2"
-printf '#include <stdio.h>\n#include "sd_spi.h"\n#include "streamfat/check.h"\n' >>"$tree/examples/nvme/main.c"
+printf '#include <stdio.h>\n#include "sd_spi.h"\n#include "streamfat/check.h"\n#include "report.h"\n#include "../common/semihost.h"\n' >>"$tree/examples/nvme/main.c"
 timeout 60 python3 "$script" "$tree" </dev/null >"$WORK/out" 2>&1 ||
-    { cat "$WORK/out"; fail "POSIX in host/ or a driver in an example was refused"; }
+    { cat "$WORK/out"; fail "POSIX in host/, or a driver or examples/common/ in an example, was refused"; }
 cp "$WORK/orig" "$tree/host/bdev/sim.c"
 cp "$WORK/orig2" "$tree/examples/nvme/main.c"
 

@@ -1,10 +1,10 @@
 /* Arm semihosting: the debugger (here QEMU, -semihosting-config enable=on,target=native)
- * services file and console calls the firmware makes with `bkpt 0xab`. The board port uses
- * it for its console, for writing the volume image out to a host file and for the exit
- * status. On real hardware without a debugger attached, a semihosting call hangs or faults:
+ * services file and console calls the firmware makes with `bkpt 0xab` (M profile) or
+ * `hlt #0xf000` (AArch64). The examples use it for the command line, a console, writing
+ * the volume image out to a host file and the exit status. On real hardware without a debugger attached, a semihosting call hangs or faults:
  * a product would use a UART and the SD card instead. */
-#ifndef BAREMETAL_SEMIHOST_H
-#define BAREMETAL_SEMIHOST_H
+#ifndef EXAMPLES_SEMIHOST_H
+#define EXAMPLES_SEMIHOST_H
 
 #include <stdint.h>
 
@@ -20,18 +20,8 @@ int sh_close(int handle);
 int sh_cmdline(char *buf, uint32_t size);
 /* Text to the host's console. */
 void sh_puts(const char *s);
-/* Stop the emulator with this exit status (SYS_EXIT_EXTENDED). */
+/* Stop the emulator with this exit status (SYS_EXIT_EXTENDED on an M-profile
+ * core, SYS_EXIT with its block on AArch64). */
 _Noreturn void sh_exit(int status);
-
-/* A line builder for the console: no printf on this board. */
-struct sh_line {
-    char buf[160];
-    uint32_t n;
-};
-void sh_add(struct sh_line *l, const char *s);
-void sh_add_u64(struct sh_line *l, uint64_t v);
-void sh_add_i(struct sh_line *l, int v);
-/* Append "\n", print the line and empty it. */
-void sh_flush(struct sh_line *l);
 
 #endif
