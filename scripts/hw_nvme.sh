@@ -61,7 +61,8 @@ if ! make -C "$src/examples/nvme" O="$out/nvme" CORE="$core/libstreamfat-core.a"
     cat "$out/nvme-build.log" >&2
     fail "examples/nvme does not build"
 fi
-grep -A1 'text' "$out/nvme-build.log" >&2
+# the size line (make prints none when nvme.elf was already up to date)
+grep -A1 'text' "$out/nvme-build.log" >&2 || true
 
 # ---- run --------------------------------------------------------------------------------------
 # run NAME IMAGE|- ARGS...: the firmware with ARGS on its command line; sets RC, CONSOLE.
