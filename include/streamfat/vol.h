@@ -243,6 +243,8 @@ struct sf_vol {
     struct sf_cache_slot *cache;
     uint32_t cache_n;
     uint32_t cache_victim;       /* next slot handed out as scratch */
+    uint32_t cache_ra_win;       /* sectors the last read-ahead asked for (cache.c) */
+    uint64_t cache_ra_next;      /* the sector after the last read-ahead */
     /* FAT free-space summary in cfg.fat_cache: bit g set = FAT sectors
      * [g << fs_shift, (g + 1) << fs_shift) are known to hold no free entry. */
     uint8_t *fs_bits;

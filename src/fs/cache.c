@@ -19,6 +19,8 @@ void cache_init(struct sf_vol *v, void *mem, uint32_t size)
     v->cache_mem = mem;
     v->cache_n = n;
     v->cache_victim = 0;
+    v->cache_ra_win = 0;
+    v->cache_ra_next = UINT64_MAX;
     uintptr_t hdr = (uintptr_t)(v->cache_mem + (size_t)n * ss);
     hdr = (hdr + 7u) & ~(uintptr_t)7u;               /* the headers hold u64s */
     v->cache = (struct sf_cache_slot *)hdr;
@@ -53,47 +55,57 @@ int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec)
 
 /* Read-ahead for sequential scans of allocation maps (bitmap, FAT): without it a search
  * that walks n sectors costs n single-sector reads, one each time the stream's allocation
- * step reaches a new sector. Reads the uncached sectors from lba on with ONE request,
- * straight into their slots, which are contiguous memory as long as the slot index does
- * not wrap. It skips sectors cached at the start, then stops at the next sector already
- * cached (so nothing cached is read twice), at the wrap, at n, and at an eighth of the cache, so
- * that a read-ahead never evicts much of the working set (directory sectors, the FAT
- * sectors being written). Slots it fills lose what they held; the cache is write-through,
- * so that costs a re-read at worst, never data. A failed read is not an error here: a
- * bad sector far ahead must not fail a search that never gets there. */
+ * step reaches a new sector. Reads up to n sectors from lba on with ONE request, straight
+ * into their slots, which are contiguous memory as long as the slot index does not wrap.
+ *
+ * The device is synchronous, so nothing is gained by reading before the scan needs a sector:
+ * a window is read only when sector lba is missing, or when lba is cached but lba + 1 is not
+ * (the partly used map sector a scan starts in, the last sector of the previous window).
+ * Otherwise the call costs two tag checks (allocation steps call this at every step).
+ *
+ * The window ramps up: 8 sectors for a scan that starts, twice the last window for one that
+ * continues where the last read-ahead ended, never more than an eighth of the cache (a
+ * read-ahead must not evict much of the working set: directory sectors, the FAT sectors being
+ * written) nor SF_CACHE_READAHEAD. So a bigger cache reads at most about as many sectors past
+ * a scan's end as the scan used (a fixed big window read 128 sectors for a file that needed
+ * 16, and tagging them cost more than the requests it saved: a bigger cache must never cost
+ * more instructions than a smaller one, bench/fs_cost.sh checks it), and a long scan still
+ * gets windows of SF_CACHE_READAHEAD.
+ *
+ * Sectors of the window that were already cached are read again: the cache is write-through,
+ * so they equal the device's copy (the same slot, so nothing else is evicted), and skipping
+ * them cost a tag check per sector. Slots the window fills lose what they held; that costs a
+ * re-read at worst, never data. A failed read is not an error here: a bad sector far ahead
+ * must not fail a search that never gets there. */
+#define RA_FIRST 8u
 void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n)
 {
-    uint32_t i, k = 0;
-    uint32_t max = v->cache_n / 8 < SF_CACHE_READAHEAD ? v->cache_n / 8 : SF_CACHE_READAHEAD;
-    /* The first and the last sector of the window cached: an earlier read-ahead brought it
-     * (allocation steps call this at every step; walking the window each time cost more the
-     * bigger the cache). A sector evicted in between is read alone by cache_get. */
-    uint32_t w = n < max ? n : max, skip = 0;
-    if (w && v->cache[slot_of(v, lba)].lba == lba &&
-        v->cache[slot_of(v, lba + w - 1)].lba == lba + w - 1)
+    if (!n)
         return;
-    /* Leading sectors already cached (the partly used map sector a scan starts in) need
-     * nothing; the read starts after them. */
-    while (n && skip < max && v->cache[slot_of(v, lba)].lba == lba) {
+    if (v->cache[slot_of(v, lba)].lba == lba) {
+        if (n < 2 || v->cache[slot_of(v, lba + 1)].lba == lba + 1)
+            return;
         lba++;
         n--;
-        skip++;
     }
-    i = slot_of(v, lba);
-    if (n > max)
-        n = max;
-    if (n > v->cache_n - i)
-        n = v->cache_n - i;
-    while (k < n && v->cache[i + k].lba != lba + k)
-        k++;
+    uint32_t max = v->cache_n / 8 < SF_CACHE_READAHEAD ? v->cache_n / 8 : SF_CACHE_READAHEAD;
+    uint32_t w = lba == v->cache_ra_next && v->cache_ra_win ? 2 * v->cache_ra_win : RA_FIRST;
+    if (w > max)
+        w = max;
+    uint32_t i = slot_of(v, lba), k = n < w ? n : w;
+    if (k > v->cache_n - i)
+        k = v->cache_n - i;
     if (k < 2)
         return;                         /* nothing to gain over cache_get's own read */
-    for (uint32_t j = 0; j < k; j++)
-        v->cache[i + j].lba = UINT64_MAX;
-    if (sf_bdev_read(v->bd, lba, slot_mem(v, i), k))
-        return;         /* best effort: cache_get reads the sector it needs and reports */
+    if (sf_bdev_read(v->bd, lba, slot_mem(v, i), k)) {
+        for (uint32_t j = 0; j < k; j++)    /* best effort: cache_get reads what it needs */
+            v->cache[i + j].lba = UINT64_MAX;
+        return;
+    }
     for (uint32_t j = 0; j < k; j++)
         v->cache[i + j].lba = lba + j;
+    v->cache_ra_next = lba + k;
+    v->cache_ra_win = w;
 }
 
 int cache_put(struct sf_vol *v, uint64_t lba)

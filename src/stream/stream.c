@@ -627,6 +627,19 @@ int sf_stream_close(struct sf_stream *s)
         drain(s);                     /* never leave requests on the caller's buffers */
         s->f.failed = err;
     }
+    /* The file's last cluster from the stream's extents, so that the close cuts the chain
+     * there instead of walking it from the start (its cost grew with the file's length:
+     * 2.2 M Ir at 64 MiB on FAT32 4K). */
+    struct sf_vol *v = s->v;
+    uint32_t keep = (uint32_t)((s->f.size + vol_cs(v) - 1) >> v->cluster_shift);
+    uint32_t idx = (uint32_t)(s->ext_off >> v->cluster_shift);
+    for (uint32_t i = 0; keep && i < s->ext_n; idx += s->ext[i++].count) {
+        if (keep - 1 - idx < s->ext[i].count && keep - 1 >= idx) {
+            s->f.cur_cluster = s->ext[i].first + (keep - 1 - idx);
+            s->f.cur_index = keep - 1;
+            break;
+        }
+    }
     int e = sf_close(&s->f);          /* trims the allocation to the size */
     s->v = NULL;
     return err ? err : e;
