@@ -142,6 +142,19 @@ uint8_t *cache_scratch(struct sf_vol *v)
     return slot_mem(v, i);
 }
 
+uint8_t *cache_zeros(struct sf_vol *v, uint32_t want, uint32_t *got)
+{
+    uint32_t m = v->cache_n / 2 ? v->cache_n / 2 : 1;
+    if (m > want)
+        m = want;
+    uint32_t first = v->cache_n - m;        /* the end: slot 0 holds the boot sector */
+    for (uint32_t i = first; i < v->cache_n; i++)
+        v->cache[i].lba = UINT64_MAX;
+    memset(slot_mem(v, first), 0, (size_t)m << v->sector_shift);
+    *got = m;
+    return slot_mem(v, first);
+}
+
 void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data)
 {
     uint32_t i = slot_of(v, lba);

@@ -53,6 +53,10 @@ void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count);
 void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
 /* A sector-sized scratch buffer (evicts one slot); valid until the next cache_* call. */
 uint8_t *cache_scratch(struct sf_vol *v);
+/* Up to `want` (>= 1) contiguous zeroed sectors for writing zeros around the cache in
+ * multi-sector requests: *got of them, at most half the cache (the slots at its end are
+ * evicted). Valid until the next cache_* call. */
+uint8_t *cache_zeros(struct sf_vol *v, uint32_t want, uint32_t *got);
 
 static inline uint32_t vol_ss(const struct sf_vol *v) { return 1u << v->sector_shift; }
 static inline uint32_t vol_cs(const struct sf_vol *v) { return 1u << v->cluster_shift; }
