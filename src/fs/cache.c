@@ -5,7 +5,9 @@
  * crash-consistency rules in docs/DESIGN.md are stated in; a write-back cache would have to
  * re-establish it at every flush. File data never passes through here: clusters
  * are forgotten when they are freed (alloc.c), so a file's clusters have no cached sectors and
- * its data is written around the cache without a lookup.
+ * its data is written around the cache without a lookup; on a corrupt volume whose file
+ * chain runs into a directory's cluster they may, and cache_data_check (fs.h) refuses such a
+ * write.
  *
  * Direct-mapped: sector L lives in slot L mod n. Lookups are O(1) however large the cache;
  * a sequential scan of a directory or bitmap fills distinct slots. */
@@ -21,6 +23,9 @@ void cache_init(struct sf_vol *v, void *mem, uint32_t size)
     v->cache_victim = 0;
     v->cache_ra_win = 0;
     v->cache_ra_next = UINT64_MAX;
+    v->cache_heap_lo = UINT64_MAX;
+    v->cache_heap_hi = 0;
+    v->cache_gap_lo = v->cache_gap_hi = v->cache_gap_at = 0;
     uintptr_t hdr = (uintptr_t)(v->cache_mem + (size_t)n * ss);
     hdr = (hdr + 7u) & ~(uintptr_t)7u;               /* the headers hold u64s */
     v->cache = (struct sf_cache_slot *)hdr;
@@ -39,6 +44,42 @@ static uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
     return v->cache_mem + ((size_t)i << v->sector_shift);
 }
 
+/* Sectors [lo, hi] enter the cache: those in the cluster heap widen the bounds that
+ * cache_data_check tests, and cut the gap it knew to be clear when they fall in it, keeping
+ * the side of the write that checked it (a bitmap or directory sector read on the other side
+ * does not cost the next write a pass over the slots). */
+static void note_heap(struct sf_vol *v, uint64_t lo, uint64_t hi)
+{
+    if (hi < v->heap_offset)
+        return;                     /* boot region, FATs: never file data */
+    if (lo < v->cache_heap_lo)
+        v->cache_heap_lo = lo;
+    if (hi > v->cache_heap_hi)
+        v->cache_heap_hi = hi;
+    /* An open file's known run with a cached sector: sf_write's fast path is off for it. Its
+     * changed buffered sector cached as metadata: the change is dropped and the file fails
+     * with SF_ECORRUPT (its next write, sync or close says so). */
+    for (struct sf_file *o = v->open_files; o; o = o->next_open) {
+        if (o->ext_end && hi >= o->ext_lba &&
+            lo < o->ext_lba + ((uint64_t)o->ext_n << v->spc_shift))
+            o->ext_end = 0;
+#if SF_FILE_BUF_SIZE > 0
+        if (o->bstate == 2 && o->blba >= lo && o->blba <= hi) {
+            o->bstate = 0;
+            o->failed = SF_ECORRUPT;
+        }
+#endif
+    }
+    if (lo < v->cache_gap_hi && hi >= v->cache_gap_lo) {
+        if (hi < v->cache_gap_at)
+            v->cache_gap_lo = hi + 1;
+        else if (lo > v->cache_gap_at)
+            v->cache_gap_hi = lo;
+        else
+            v->cache_gap_lo = v->cache_gap_hi = 0;
+    }
+}
+
 int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec)
 {
     uint32_t i = slot_of(v, lba);
@@ -48,6 +89,7 @@ int cache_get(struct sf_vol *v, uint64_t lba, uint8_t **sec)
         if (err)
             return err;
         v->cache[i].lba = lba;
+        note_heap(v, lba, lba);
     }
     *sec = slot_mem(v, i);
     return 0;
@@ -104,6 +146,7 @@ void cache_readahead(struct sf_vol *v, uint64_t lba, uint32_t n)
     }
     for (uint32_t j = 0; j < k; j++)
         v->cache[i + j].lba = lba + j;
+    note_heap(v, lba, lba + k - 1);
     v->cache_ra_next = lba + k;
     v->cache_ra_win = w;
 }
@@ -140,6 +183,30 @@ uint8_t *cache_scratch(struct sf_vol *v)
     uint32_t i = v->cache_victim++ % v->cache_n;
     v->cache[i].lba = UINT64_MAX;
     return slot_mem(v, i);
+}
+
+/* The slow half of cache_data_check (fs.h): one pass over the slots. A cached sector inside
+ * the write means the file's cluster is also a directory's (or the bitmap's): refused. Else
+ * the pass notes the widest range around the write with no cached sector, so that the next
+ * writes there cost two compares until a heap sector enters the cache inside it. */
+int cache_data_clash(struct sf_vol *v, uint64_t lba, uint64_t count)
+{
+    uint64_t end = lba + count, lo = v->heap_offset, hi = UINT64_MAX;
+    for (uint32_t i = 0; i < v->cache_n; i++) {
+        uint64_t t = v->cache[i].lba;
+        if (t < lba) {
+            if (t >= lo)
+                lo = t + 1;
+        } else if (t < end) {
+            return SF_ECORRUPT;
+        } else if (t < hi) {
+            hi = t;                 /* UINT64_MAX (empty slots) never lowers it */
+        }
+    }
+    v->cache_gap_lo = lo;
+    v->cache_gap_hi = hi;
+    v->cache_gap_at = lba;
+    return 0;
 }
 
 uint8_t *cache_zeros(struct sf_vol *v, uint32_t want, uint32_t *got)

@@ -51,6 +51,21 @@ int cache_put(struct sf_vol *v, uint64_t lba);
 void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count);
 /* A sector about to be written around the cache with these contents: a cached copy follows. */
 void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
+/* File data about to be written around the cache at [lba, lba + count): SF_ECORRUPT when
+ * the cache holds one of those sectors. A regular file's clusters never have cached sectors
+ * (freeing forgets them), so a hit means the file is cross-linked with a directory or the
+ * exFAT bitmap on a corrupt volume: writing would leave the cache stale, and a later
+ * directory write from it would put the old entries over the file's data. Two compares
+ * unless the write falls between the heap sectors cached since mount and outside the gap
+ * the last check found clear; then one pass over the slots (cache_data_clash). */
+int cache_data_clash(struct sf_vol *v, uint64_t lba, uint64_t count);
+static inline int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count)
+{
+    if (lba > v->cache_heap_hi || lba + count <= v->cache_heap_lo ||
+        (lba >= v->cache_gap_lo && lba + count <= v->cache_gap_hi))
+        return 0;
+    return cache_data_clash(v, lba, count);
+}
 /* A sector-sized scratch buffer (evicts one slot); valid until the next cache_* call. */
 uint8_t *cache_scratch(struct sf_vol *v);
 /* Up to `want` (>= 1) contiguous zeroed sectors for writing zeros around the cache in

@@ -141,8 +141,17 @@ static int stream_reserve(struct sf_stream *s, uint64_t need, uint64_t end)
                               SF_STREAM_EXTENTS - s->ext_n, &nruns);
         v->bulk = NULL;
         v->bulk_size = 0;
-        for (uint32_t i = 0; i < nruns; i++)
+        /* New clusters the cache holds as metadata (a corrupt volume: free in the map, in
+         * use by a directory): the stream's direct path must not write them (fs.h). */
+        int clash = 0;
+        for (uint32_t i = 0; i < nruns; i++) {
             ext_append(s, runs[i].first, runs[i].count);
+            if (!clash)
+                clash = cache_data_check(v, clus_lba(v, runs[i].first),
+                                         (uint64_t)runs[i].count << v->spc_shift);
+        }
+        if (clash)
+            return clash;
         uint64_t before = s->alloc;
         s->alloc = s->f.chain.size;
         if (s->alloc > before)
@@ -201,7 +210,8 @@ static int write_sectors(struct sf_stream *s, uint64_t off, const uint8_t *src, 
         if (run > (1u << 30))
             run = 1u << 30;
         v->unflushed = 1;
-        if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
+        if ((err = cache_data_check(v, lba, run >> v->sector_shift)) ||
+            (err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
             return err;
         s->st.data_requests++;
         off += run;
@@ -414,6 +424,8 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
             return fail(s, err);
         if (run > n)
             run = n;
+        if ((err = cache_data_check(v, lba, run >> v->sector_shift)))
+            return fail(s, err);
         while (!s->bio_top) {              /* every bio in flight: wait for one */
             if ((err = reap(s, 1)) < 0)
                 return err;
