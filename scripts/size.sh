@@ -117,6 +117,8 @@ tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
 # SF_FILE_BUF_SIZE): without it struct sf_file is 568 bytes smaller and sf_write's
 # small-write path is left out.
 tiny_cflags="-DSF_FILE_BUF_SIZE=0"
+# and leaves out the check of data writes against the cache (config.h SF_NO_XLINK_CHECK)
+tiny_cflags="$tiny_cflags -DSF_NO_XLINK_CHECK"
 want() { [[ " $sets " == *" $1 "* ]]; }
 
 want runtime && build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF

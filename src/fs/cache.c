@@ -50,7 +50,7 @@ static uint8_t *slot_mem(struct sf_vol *v, uint32_t i)
  * does not cost the next write a pass over the slots). */
 static void note_heap(struct sf_vol *v, uint64_t lo, uint64_t hi)
 {
-    if (hi < v->heap_offset)
+    if (!SF_HAVE_XLINK_CHECK || hi < v->heap_offset)
         return;                     /* boot region, FATs: never file data */
     if (lo < v->cache_heap_lo)
         v->cache_heap_lo = lo;
@@ -185,13 +185,17 @@ uint8_t *cache_scratch(struct sf_vol *v)
     return slot_mem(v, i);
 }
 
-/* The slow half of cache_data_check (fs.h): one pass over the slots. A cached sector inside
+/* cache_data_check (fs.h): two compares, or one pass over the slots. A cached sector inside
  * the write means the file's cluster is also a directory's (or the bitmap's): refused. Else
  * the pass notes the widest range around the write with no cached sector, so that the next
  * writes there cost two compares until a heap sector enters the cache inside it. */
-int cache_data_clash(struct sf_vol *v, uint64_t lba, uint64_t count)
+#if SF_HAVE_XLINK_CHECK
+int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count)
 {
     uint64_t end = lba + count, lo = v->heap_offset, hi = UINT64_MAX;
+    if (lba > v->cache_heap_hi || end <= v->cache_heap_lo ||
+        (lba >= v->cache_gap_lo && end <= v->cache_gap_hi))
+        return 0;
     for (uint32_t i = 0; i < v->cache_n; i++) {
         uint64_t t = v->cache[i].lba;
         if (t < lba) {
@@ -208,6 +212,7 @@ int cache_data_clash(struct sf_vol *v, uint64_t lba, uint64_t count)
     v->cache_gap_at = lba;
     return 0;
 }
+#endif
 
 uint8_t *cache_zeros(struct sf_vol *v, uint32_t want, uint32_t *got)
 {

@@ -352,28 +352,34 @@ static int file_pad_exfat(struct sf_file *f, uint64_t need)
     return 0;
 }
 
-/* The known run in bytes and sectors, for sf_write's direct path. */
 /* sf_write's fast path writes the run without cache_data_check: only a run the cache holds
  * nothing of gets one (cache.c ends it when a sector of it is cached later). Out of line:
  * it runs only when the run changed. */
+#if SF_HAVE_XLINK_CHECK
 static SF_NOINLINE void ext_check(struct sf_file *f)
 {
     struct sf_vol *v = f->vol;
     if (cache_data_check(v, f->ext_lba, (uint64_t)f->ext_n << v->spc_shift))
         f->ext_end = 0;
 }
+#endif
 
+/* The known run in bytes and sectors, for sf_write's direct path. */
 SF_ALWAYS_INLINE void ext_note(struct sf_file *f)
 {
     struct sf_vol *v = f->vol;
+#if SF_HAVE_XLINK_CHECK
     uint64_t old_end = f->ext_end, old_lba = f->ext_lba;
+#endif
     f->ext_pos = (uint64_t)f->ext_idx << v->cluster_shift;
     f->ext_end = f->ext_n ? (uint64_t)(f->ext_idx + f->ext_n) << v->cluster_shift : 0;
     if (!vol_is_exfat(v) && f->ext_end > SF_FAT_MAX_FILE)
         f->ext_end = SF_FAT_MAX_FILE;
     f->ext_lba = f->ext_n ? clus_lba(v, f->ext_clus) : 0;
+#if SF_HAVE_XLINK_CHECK
     if (f->ext_end && (f->ext_end != old_end || f->ext_lba != old_lba))
         ext_check(f);
+#endif
 }
 
 static int reserve(struct sf_file *f, uint64_t size);

@@ -57,15 +57,17 @@ void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
  * exFAT bitmap on a corrupt volume: writing would leave the cache stale, and a later
  * directory write from it would put the old entries over the file's data. Two compares
  * unless the write falls between the heap sectors cached since mount and outside the gap
- * the last check found clear; then one pass over the slots (cache_data_clash). */
-int cache_data_clash(struct sf_vol *v, uint64_t lba, uint64_t count);
+ * the last check found clear; then one pass over the slots. Called once per run or per
+ * slow-path write, never per fast-path call. */
+#if SF_HAVE_XLINK_CHECK
+int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count);
+#else
 static inline int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count)
 {
-    if (lba > v->cache_heap_hi || lba + count <= v->cache_heap_lo ||
-        (lba >= v->cache_gap_lo && lba + count <= v->cache_gap_hi))
-        return 0;
-    return cache_data_clash(v, lba, count);
+    (void)v, (void)lba, (void)count;
+    return 0;
 }
+#endif
 /* A sector-sized scratch buffer (evicts one slot); valid until the next cache_* call. */
 uint8_t *cache_scratch(struct sf_vol *v);
 /* Up to `want` (>= 1) contiguous zeroed sectors for writing zeros around the cache in
