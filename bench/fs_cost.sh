@@ -11,6 +11,12 @@
 #   bash bench/fs_cost.sh            prints the markdown table (also bench/results/fs_cost.md)
 # Environment: SF_BUILD (default build/, Release), FS_COST_CACHE (cfg.buf bytes, default 32K: the figures of issue 18),
 # FS_COST_ROWS="..." to run only rows whose label contains one of the words.
+#
+#   FS_COST_CHECK=1 bash bench/fs_cost.sh    the cache check instead of the table: every row
+#       (both APIs) and the appends with a 32 KiB and a 2 MiB cache; exits 1 when the bigger
+#       cache costs more file-system instructions or more device reads than the smaller one
+#       (callgrind is deterministic: no tolerance). FS_COST_TOTAL (default 64M) bytes per row,
+#       FS_COST_APPEND_TOTAL (default 16000000) for the 16-byte appends.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +31,7 @@ trap 'rm -rf "$TMP"' EXIT
 OUT=$SRC/bench/results
 mkdir -p "$OUT"
 MD=$OUT/fs_cost.md
-: >"$MD"
+[[ ${FS_COST_CHECK:-} == 1 ]] || : >"$MD"
 md() { echo "$*" | tee -a "$MD"; }
 
 # run FS CLUSTER API WSIZE TOTAL -> "IR_FS DEV_READS DEV_WRITES CALLS" (IR_FS: all of it)
@@ -38,7 +44,7 @@ run() {
     fi
     local line
     line=$(timeout 1800 nice -n 10 valgrind --tool=callgrind --callgrind-out-file="$cg" "${toggles[@]}" \
-        "$BIN" "$1" "$2" "$3" "$4" "$5" "$CACHE" 2>/dev/null </dev/null)
+        "$BIN" "$1" "$2" "$3" "$4" "$5" "${RUN_CACHE:-$CACHE}" 2>/dev/null </dev/null)
     callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$cg" 2>/dev/null >"$cg.txt"
     local tot dev
     tot=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$cg.txt")
@@ -53,6 +59,33 @@ run() {
 want() { [[ -z ${FS_COST_ROWS:-} ]] && return 0; local x; for x in $FS_COST_ROWS; do [[ $1 == *"$x"* ]] && return 0; done; return 1; }
 k() { awk -v x="$1" 'BEGIN { printf "%.1fk", x / 1000 }'; }
 per() { awk -v x="$1" -v d="$2" 'BEGIN { v = x / d; printf (v < 10 ? "%.1f" : "%.0f"), v }'; }
+
+if [[ ${FS_COST_CHECK:-} == 1 ]]; then
+    # label fs cluster wsize (the table's rows, then the appends)
+    total=${FS_COST_TOTAL:-64M} bad=0
+    crows=("exFAT 32K, 1 MiB|exfat|32K|1M|$total" "exFAT 32K, 64 KiB|exfat|32K|64K|$total"
+        "exFAT 32K, 512 B|exfat|32K|512|$total" "exFAT 1M, 64 KiB|exfat|1M|64K|$total"
+        "FAT32 4K, 1 MiB|fat32|4K|1M|$total" "FAT32 32K, 64 KiB|fat32|32K|64K|$total"
+        "FAT32 32K, 1 MiB|fat32|32K|1M|$total"
+        "append exfat|exfat|32K|16|${FS_COST_APPEND_TOTAL:-16000000}"
+        "append fat32|fat32|32K|16|${FS_COST_APPEND_TOTAL:-16000000}")
+    echo "| row ($total) | API | Ir, 32 KiB cache | Ir, 2 MiB cache | device reads 32 KiB / 2 MiB | |"
+    echo "|---|---|---:|---:|---|---|"
+    for row in "${crows[@]}"; do
+        IFS='|' read -r label fs cs ws tot <<<"$row"
+        want "$label" || continue
+        apis=(file stream)
+        [[ $label == append* ]] && apis=(file)
+        for api in "${apis[@]}"; do
+            read -r ir1 r1 _ _ < <(RUN_CACHE=32K run "$fs" "$cs" "$api" "$ws" "$tot")
+            read -r ir2 r2 _ _ < <(RUN_CACHE=2M run "$fs" "$cs" "$api" "$ws" "$tot")
+            verdict=ok
+            if ((ir2 > ir1 || r2 > r1)); then verdict="BIGGER CACHE COSTS MORE"; bad=1; fi
+            echo "| $label | $api | $ir1 | $ir2 | $r1 / $r2 | $verdict |"
+        done
+    done
+    exit $bad
+fi
 
 md "## File API against FatFs (bench/fs_cost.sh, $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?'), cache $CACHE)"
 md ""

@@ -117,6 +117,8 @@ tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
 # (The tiny logger uses no struct sf_file: SF_FILE_BUF_SIZE=0 only keeps the core build as
 # it was for the full logger's tiny set.)
 tiny_cflags="-DSF_FILE_BUF_SIZE=0"
+# and leaves out the check of data writes against the cache (config.h SF_NO_XLINK_CHECK)
+tiny_cflags="$tiny_cflags -DSF_NO_XLINK_CHECK"
 want() { [[ " $sets " == *" $1 "* ]]; }
 
 want runtime && build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF

@@ -243,6 +243,13 @@ struct sf_vol {
     struct sf_cache_slot *cache;
     uint32_t cache_n;
     uint32_t cache_victim;       /* next slot handed out as scratch */
+    uint32_t cache_ra_win;       /* sectors the last read-ahead asked for (cache.c) */
+    uint64_t cache_ra_next;      /* the sector after the last read-ahead */
+    uint64_t cache_heap_lo;      /* bounds of the heap sectors (directories, exFAT bitmap and */
+    uint64_t cache_heap_hi;      /*   up-case table) cached since mount: UINT64_MAX, 0 = none */
+    uint64_t cache_gap_lo;       /* sectors [lo, hi) known to have no cached copy, checked */
+    uint64_t cache_gap_hi;       /*   by the last data write that fell inside the bounds */
+    uint64_t cache_gap_at;       /* that write's first sector */
     /* FAT free-space summary in cfg.fat_cache: bit g set = FAT sectors
      * [g << fs_shift, (g + 1) << fs_shift) are known to hold no free entry. */
     uint8_t *fs_bits;

@@ -106,16 +106,18 @@ int name_equal(const struct sf_vol *v, const uint16_t *a, const uint16_t *b, uin
 
 /* ---- growth ---- */
 
+/* In requests of up to half the cache's memory, zeroed (cache_zeros): a 1 MiB cluster was
+ * 2,048 single-sector writes. */
 int dir_zero_cluster(struct sf_vol *v, uint32_t c)
 {
     uint64_t lba = clus_lba(v, c);
-    uint32_t n = 1u << v->spc_shift;
-    uint8_t *z = cache_scratch(v);
-    memset(z, 0, vol_ss(v));
+    uint32_t n = 1u << v->spc_shift, m;
     cache_forget(v, lba, n);
+    uint8_t *z = cache_zeros(v, n, &m);
     v->unflushed = 1;
-    for (uint32_t i = 0; i < n; i++) {
-        int err = sf_bdev_write(v->bd, lba + i, z, 1);
+    for (uint32_t i = 0; i < n; i += m) {
+        uint32_t k = n - i < m ? n - i : m;
+        int err = sf_bdev_write(v->bd, lba + i, z, k);
         if (err)
             return err;
     }

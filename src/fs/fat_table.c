@@ -156,7 +156,11 @@ int fat_table_set(struct sf_vol *v, uint32_t c, uint32_t next)
 /* A chain run through the volume's bulk buffer (lent by the stream layer): the FAT sectors
  * it covers are built in memory (a partly covered first or last sector starts from its
  * cached copy) and written with one request per FAT copy per buffer-full, instead of one
- * request per sector. The cache keeps what it held, updated. */
+ * request per sector. A partly covered sector's cached copy is updated (the next allocation
+ * scan starts in the last one); a sector wholly of the run's entries is forgotten: only a walk
+ * of the chain reads it again, and keeping it current cost a sector-sized copy each, which is
+ * what made a 2 MiB cache cost more instructions than a 32 KiB one on the stream's FAT32 4K
+ * row (bench/fs_cost.sh, FS_COST_CHECK). */
 static int fat_run_bulk(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t end)
 {
     uint32_t ss = vol_ss(v), w = v->fat_bits / 8, per = ss / w;
@@ -189,8 +193,13 @@ static int fat_run_bulk(struct sf_vol *v, uint32_t start, uint32_t n, uint32_t e
         }
         for (uint32_t copy = 0; copy < v->num_fats; copy++) {
             uint64_t lba = v->fat_offset + (uint64_t)copy * v->fat_length + rel0;
-            for (uint32_t k = 0; k < secs; k++)
-                cache_update(v, lba + k, v->bulk + ((size_t)k << v->sector_shift));
+            for (uint32_t k = 0; k < secs; k++) {
+                uint32_t first = (rel0 + k) * per;
+                if (first < c || first + per > stop)
+                    cache_update(v, lba + k, v->bulk + ((size_t)k << v->sector_shift));
+                else
+                    cache_forget(v, lba + k, 1);
+            }
             v->unflushed = 1;
             int err = sf_bdev_write(v->bd, lba, v->bulk, secs);
             if (err)

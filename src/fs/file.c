@@ -175,7 +175,7 @@ static int fbuf_flush(struct sf_file *f)
 #if SF_FILE_BUF_SIZE > 0
     if (f->bstate == 2) {
         struct sf_vol *v = f->vol;
-        v->unflushed = 1;
+        v->unflushed = 1;               /* checked when filled; cache.c watches it since */
         int err = sf_bdev_write(v->bd, f->blba, f->fbuf, 1);
         if (err)
             return err;
@@ -277,13 +277,16 @@ static int write_at(struct sf_file *f, uint64_t pos, const uint8_t *src, uint64_
             if (f->bstate && f->bsec - (pos >> v->sector_shift) < secs)
                 f->bstate = 0;         /* the buffered sector is overwritten whole */
             v->unflushed = 1;
-            if ((err = sf_bdev_write(v->bd, lba, src, secs)))
+            if ((err = cache_data_check(v, lba, secs)) ||
+                (err = sf_bdev_write(v->bd, lba, src, secs)))
                 return err;
             run = secs << v->sector_shift;
         } else {
             uint8_t *s;
             if (run > ss - in)
                 run = ss - in;
+            if ((err = cache_data_check(v, lba, 1)))
+                return err;
             /* another sector: the changed one in the buffer goes out, this one comes in */
             if (fb && (err = fbuf_drop(f)))
                 return err;
@@ -349,15 +352,34 @@ static int file_pad_exfat(struct sf_file *f, uint64_t need)
     return 0;
 }
 
-/* The known run in bytes and sectors, for sf_write's direct path. */
-static void ext_note(struct sf_file *f)
+/* sf_write's fast path writes the run without cache_data_check: only a run the cache holds
+ * nothing of gets one (cache.c ends it when a sector of it is cached later). Out of line:
+ * it runs only when the run changed. */
+#if SF_HAVE_XLINK_CHECK
+static SF_NOINLINE void ext_check(struct sf_file *f)
 {
     struct sf_vol *v = f->vol;
+    if (cache_data_check(v, f->ext_lba, (uint64_t)f->ext_n << v->spc_shift))
+        f->ext_end = 0;
+}
+#endif
+
+/* The known run in bytes and sectors, for sf_write's direct path. */
+SF_ALWAYS_INLINE void ext_note(struct sf_file *f)
+{
+    struct sf_vol *v = f->vol;
+#if SF_HAVE_XLINK_CHECK
+    uint64_t old_end = f->ext_end, old_lba = f->ext_lba;
+#endif
     f->ext_pos = (uint64_t)f->ext_idx << v->cluster_shift;
     f->ext_end = f->ext_n ? (uint64_t)(f->ext_idx + f->ext_n) << v->cluster_shift : 0;
     if (!vol_is_exfat(v) && f->ext_end > SF_FAT_MAX_FILE)
         f->ext_end = SF_FAT_MAX_FILE;
     f->ext_lba = f->ext_n ? clus_lba(v, f->ext_clus) : 0;
+#if SF_HAVE_XLINK_CHECK
+    if (f->ext_end && (f->ext_end != old_end || f->ext_lba != old_lba))
+        ext_check(f);
+#endif
 }
 
 static int reserve(struct sf_file *f, uint64_t size);

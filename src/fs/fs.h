@@ -51,8 +51,29 @@ int cache_put(struct sf_vol *v, uint64_t lba);
 void cache_forget(struct sf_vol *v, uint64_t lba, uint64_t count);
 /* A sector about to be written around the cache with these contents: a cached copy follows. */
 void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
+/* File data about to be written around the cache at [lba, lba + count): SF_ECORRUPT when
+ * the cache holds one of those sectors. A regular file's clusters never have cached sectors
+ * (freeing forgets them), so a hit means the file is cross-linked with a directory or the
+ * exFAT bitmap on a corrupt volume: writing would leave the cache stale, and a later
+ * directory write from it would put the old entries over the file's data. Two compares
+ * unless the write falls between the heap sectors cached since mount and outside the gap
+ * the last check found clear; then one pass over the slots. Called once per run or per
+ * slow-path write, never per fast-path call. */
+#if SF_HAVE_XLINK_CHECK
+int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count);
+#else
+static inline int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count)
+{
+    (void)v, (void)lba, (void)count;
+    return 0;
+}
+#endif
 /* A sector-sized scratch buffer (evicts one slot); valid until the next cache_* call. */
 uint8_t *cache_scratch(struct sf_vol *v);
+/* Up to `want` (>= 1) contiguous zeroed sectors for writing zeros around the cache in
+ * multi-sector requests: *got of them, at most half the cache (the slots at its end are
+ * evicted). Valid until the next cache_* call. */
+uint8_t *cache_zeros(struct sf_vol *v, uint32_t want, uint32_t *got);
 
 static inline uint32_t vol_ss(const struct sf_vol *v) { return 1u << v->sector_shift; }
 static inline uint32_t vol_cs(const struct sf_vol *v) { return 1u << v->cluster_shift; }

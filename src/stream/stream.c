@@ -141,8 +141,17 @@ static int stream_reserve(struct sf_stream *s, uint64_t need, uint64_t end)
                               SF_STREAM_EXTENTS - s->ext_n, &nruns);
         v->bulk = NULL;
         v->bulk_size = 0;
-        for (uint32_t i = 0; i < nruns; i++)
+        /* New clusters the cache holds as metadata (a corrupt volume: free in the map, in
+         * use by a directory): the stream's direct path must not write them (fs.h). */
+        int clash = 0;
+        for (uint32_t i = 0; i < nruns; i++) {
             ext_append(s, runs[i].first, runs[i].count);
+            if (!clash)
+                clash = cache_data_check(v, clus_lba(v, runs[i].first),
+                                         (uint64_t)runs[i].count << v->spc_shift);
+        }
+        if (clash)
+            return clash;
         uint64_t before = s->alloc;
         s->alloc = s->f.chain.size;
         if (s->alloc > before)
@@ -201,7 +210,8 @@ static int write_sectors(struct sf_stream *s, uint64_t off, const uint8_t *src, 
         if (run > (1u << 30))
             run = 1u << 30;
         v->unflushed = 1;
-        if ((err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
+        if ((err = cache_data_check(v, lba, run >> v->sector_shift)) ||
+            (err = sf_bdev_write(v->bd, lba, src, (uint32_t)(run >> v->sector_shift))))
             return err;
         s->st.data_requests++;
         off += run;
@@ -414,6 +424,8 @@ int sf_stream_submit(struct sf_stream *s, const void *buf, size_t n, void *user)
             return fail(s, err);
         if (run > n)
             run = n;
+        if ((err = cache_data_check(v, lba, run >> v->sector_shift)))
+            return fail(s, err);
         while (!s->bio_top) {              /* every bio in flight: wait for one */
             if ((err = reap(s, 1)) < 0)
                 return err;
@@ -626,6 +638,19 @@ int sf_stream_close(struct sf_stream *s)
     if (err) {
         drain(s);                     /* never leave requests on the caller's buffers */
         s->f.failed = err;
+    }
+    /* The file's last cluster from the stream's extents, so that the close cuts the chain
+     * there instead of walking it from the start (its cost grew with the file's length:
+     * 2.2 M Ir at 64 MiB on FAT32 4K). */
+    struct sf_vol *v = s->v;
+    uint32_t keep = (uint32_t)((s->f.size + vol_cs(v) - 1) >> v->cluster_shift);
+    uint32_t idx = (uint32_t)(s->ext_off >> v->cluster_shift);
+    for (uint32_t i = 0; keep && i < s->ext_n; idx += s->ext[i++].count) {
+        if (keep - 1 - idx < s->ext[i].count && keep - 1 >= idx) {
+            s->f.cur_cluster = s->ext[i].first + (keep - 1 - idx);
+            s->f.cur_index = keep - 1;
+            break;
+        }
     }
     int e = sf_close(&s->f);          /* trims the allocation to the size */
     s->v = NULL;
