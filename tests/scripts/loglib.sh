@@ -40,7 +40,8 @@ udp_wait_port() {
     local err=$1 pid=$2 i
     UDP_PORT=
     for ((i = 0; i < 600; i++)); do
-        UDP_PORT=$(sed -n 's/.*udp: listening on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$err" 2>/dev/null)
+        # (|| true: the background run may not have created ERRFILE yet; sed then fails)
+        UDP_PORT=$(sed -n 's/.*udp: listening on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$err" 2>/dev/null || true)
         [[ -n $UDP_PORT ]] && return 0
         if ! kill -0 "$pid" 2>/dev/null; then
             cat "$err" >&2

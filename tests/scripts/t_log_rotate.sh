@@ -7,7 +7,7 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
 need_sf
-need_tool fsck.exfat python3
+need_tool fsck.exfat python3 awk
 
 # run_bg OUT ARGS...: `$SF log --json ARGS` in the background; PID in $BG.
 run_bg() {
