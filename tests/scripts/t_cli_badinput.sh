@@ -9,6 +9,7 @@
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 need_sf
+need_tool flock sha256sum
 cd "$WORK"
 
 printf 'hello\n' >"$WORK/hello.txt"

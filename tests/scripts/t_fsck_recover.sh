@@ -14,6 +14,7 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/fatlib.sh"
 need_sf
+need_tool python3 awk
 export SF_TIMEOUT=120
 img=$FASTWORK/r.img
 
