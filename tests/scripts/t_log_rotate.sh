@@ -35,8 +35,12 @@ wait_for() {
 # logging: the background run has started its writer and producer threads (after its signal
 # handlers, the mount and the log's first file).
 logging() { (($(ls "/proc/$BG/task" 2>/dev/null | wc -l) >= 3)); }
-# has_file NAME: the image (read while the run writes it) lists NAME.
-has_file() { timeout 30 "$SF" ls "$IMG" 2>/dev/null | grep -qx "$1"; }
+# has_data NAME: the image (read while the run writes it) lists NAME with a size above 0 (a
+# flight recorder's next file exists, empty, before its trigger; its size is set when it is
+# closed after the post window or at a checkpoint).
+has_data() {
+    timeout 30 "$SF" ls -l "$IMG" 2>/dev/null | awk -v f="$1" '$1 == "file" && $NF == f && $2 > 0 { ok = 1 } END { exit !ok }'
+}
 # has_bytes N: the files on the image (their sizes as of the last checkpoint) hold N bytes.
 has_bytes() {
     timeout 30 "$SF" ls -l "$IMG" 2>/dev/null | awk -v n="$1" '$1 == "file" { s += $2 } END { exit !(s >= n) }'
@@ -98,18 +102,18 @@ run_fsck_exfat "$IMG"
 log "flight recorder: --pre 500ms --post 300ms, two SIGUSR1"
 IMG=$WORK/fr.img
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
-# The windows are times of the records (10,000 a second, paced): the sleeps are the windows
-# filling, each counted from a condition (the log running, a trigger's file on the image);
-# the run ends by SIGINT (--duration 60 only bounds it), so no signal can come too late.
+# The windows are times of the records (10,000 a second, paced): the sleeps are the pre
+# windows filling, each counted from a condition (the log running, the previous trigger's
+# file closed on the image); the run ends by SIGINT once the second file is closed
+# (--duration 60 only bounds it), so no signal can come too late.
 run_bg "$WORK/fr.json" --source gen:can,rate=10000 --pre 500ms --post 300ms --duration 60 "$IMG"
 wait_for "the log running" logging
 sleep 0.8                                   # the pre window filled
 signal USR1
-wait_for "the first trigger's file" has_file LOG00001.SFL
-sleep 1                                     # past its post window, a new pre window filled
+wait_for "the first trigger's file closed" has_data LOG00001.SFL
+sleep 0.8                                   # a new pre window filled
 signal USR1
-wait_for "the second trigger's file" has_file LOG00002.SFL
-sleep 0.5                                   # past its post window
+wait_for "the second trigger's file closed" has_data LOG00002.SFL
 signal INT
 wait_bg "$WORK/fr.json" || fail "flight recorder run failed"
 cat "$WORK/fr.json" >&2
