@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int file_match(const char *spec)
@@ -102,6 +103,14 @@ static void prescan_file(struct log_source *s)
         prescan_import(s);
 }
 
+/* Not a pipe, FIFO or device; a path that does not stat passes (the open says why). */
+static int is_regular(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 static int file_parse(struct log_source *s, const char *spec, char *err, size_t errlen)
 {
     s->nprod = 1;
@@ -110,12 +119,23 @@ static int file_parse(struct log_source *s, const char *spec, char *err, size_t 
         snprintf(err, errlen, "file: replays CAN logs; --raw does not apply");
         return -1;
     }
+    /* The file is opened more than once (its format, its channel names for the log's
+     * header, then the replay), so a pipe or FIFO would be read up by the prescan and the
+     * replay's open would wait for a writer that never comes: only regular files, checked
+     * with stat (an open blocks on a FIFO); file_prepare says why, as for a missing file. */
+    if (s->path && !is_regular(s->path))
+        return 0;
     prescan_file(s);
     return 0;
 }
 
 static int file_prepare(struct log_source *s, struct producer *p)
 {
+    if (!is_regular(s->path)) {
+        cli_err("%s: not a regular file (file: reads the log twice, its channels first, then "
+                "the replay); pipe candump -L lines to --source stdin", s->path);
+        return -1;
+    }
     if (s->fmt != IMP_CANDUMP) {
         char err[600];
         enum imp_format fmt;

@@ -56,6 +56,11 @@ static void *gen_raw_main(void *arg)
         for (uint64_t k = 8 * whole; k < n; k++)
             buf[k] = (uint8_t)(((total + k) >> 3) >> (8 * ((total + k) & 7)));
         src_wait_for_room(s, &wt, n);
+        /* The wait also ends when the run stops: the ring may still be full then, and this
+         * chunk, made here rather than read from anywhere, is not offered (it was counted
+         * as 64 KiB dropped, exit status 3, when --duration ended a run on a slow device). */
+        if (stopping(s))
+            break;
         got = sf_log_write_raw(s->lg, buf, (size_t)n);
         if (got < 0) {
             src_set_error(s, "raw write: %s", sf_strerror((int)got));

@@ -1,4 +1,7 @@
-/* udp:[HOST:]PORT: each datagram one SAMPLE record (HOST default 127.0.0.1). */
+/* udp:[HOST:]PORT: each datagram one SAMPLE record (HOST default 127.0.0.1). PORT 0: a
+ * port the kernel picks, announced on stderr ("udp: listening on HOST:PORT") once bound, and
+ * the channel named with it; a sender (a test) waits for that line instead of racing for a
+ * free port. */
 #include "source_int.h"
 #include "cli.h"
 
@@ -30,8 +33,8 @@ static int udp_parse(struct log_source *s, const char *spec, char *err, size_t e
         s->host[colon - p] = '\0';
         p = colon + 1;
     }
-    if (cli_parse_uint(p, 65535, &port) || port == 0) {
-        snprintf(err, errlen, "udp: expects a port 1..65535: '%s'", spec);
+    if (cli_parse_uint(p, 65535, &port)) {
+        snprintf(err, errlen, "udp: expects a port 0..65535 (0: any free one): '%s'", spec);
         return -1;
     }
     s->port = (uint16_t)port;
@@ -113,7 +116,29 @@ static int open_udp(struct log_source *s, struct producer *p)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     }
     snprintf(what, sizeof what, "udp: bind %s:%u", s->host, (unsigned)s->port);
-    return src_bind_source(p, fd, &a, sizeof a, what);
+    if (src_bind_source(p, fd, &a, sizeof a, what))
+        return -1;
+    if (s->port == 0) {
+        socklen_t len = sizeof a;
+        char name[96];
+        if (getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+            cli_err("udp: getsockname: %s", strerror(errno));
+            return -1;                  /* the producer's fd is closed by src_free */
+        }
+        s->port = ntohs(a.sin_port);
+        /* The channel's name as if the port had been given (names[0] is read when the
+         * log opens, after this). */
+        if (strchr(s->names[0] + 4, ':'))
+            snprintf(name, sizeof name, "udp:%s:%u", s->host, (unsigned)s->port);
+        else
+            snprintf(name, sizeof name, "udp:%u", (unsigned)s->port);
+        free(s->names[0]);
+        s->names[0] = NULL;
+        s->nnames = 0;
+        src_add_name(s, name, strlen(name));
+        fprintf(stderr, "streamfat log: udp: listening on %s:%u\n", s->host, (unsigned)s->port);
+    }
+    return 0;
 }
 
 const struct src_ops src_udp_ops = {

@@ -33,3 +33,22 @@ decode() {
 have_export() {
     "$SF" export --help >/dev/null 2>&1
 }
+# udp_wait_port ERRFILE PID: wait until a `log --source udp:0` run (PID, its stderr going to
+# ERRFILE) has bound its socket and announced the port ("udp: listening on HOST:PORT");
+# sets UDP_PORT. Fails if the run ends first or 30 s pass: nothing is sent blindly.
+udp_wait_port() {
+    local err=$1 pid=$2 i
+    UDP_PORT=
+    for ((i = 0; i < 600; i++)); do
+        # (|| true: the background run may not have created ERRFILE yet; sed then fails)
+        UDP_PORT=$(sed -n 's/.*udp: listening on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$err" 2>/dev/null || true)
+        [[ -n $UDP_PORT ]] && return 0
+        if ! kill -0 "$pid" 2>/dev/null; then
+            cat "$err" >&2
+            fail "the udp: log ended before it announced its port"
+        fi
+        sleep 0.05
+    done
+    cat "$err" >&2
+    fail "the udp: log announced no port within 30 s"
+}

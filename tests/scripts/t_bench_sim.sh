@@ -80,9 +80,12 @@ assert 0 < l["p50"] <= l["p99"] <= l["p999"] <= l["max"], l
 assert j["bytes"] == 16 << 20 and j["avg_mb_s"] > 0 and j["min_window_mb_s"] > 0
 PY
 
-# --duration stops early
+# --duration stops early. Without it the run writes all 512 MiB in 5.1 s (the model runs in
+# real time, never faster); with it about 30 MB in 0.3 s plus the requests in flight. The
+# bounds are half the full run's, not 5 times the duration: a process stalled for a second
+# on a loaded machine still stopped early, one that ignored --duration cannot pass.
 sf_ok bench --json --bs 256K --duration 0.3 'sim:512M,fast=100MB/s' >"$WORK/d.json"
-python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['bytes'] < 64<<20 and j['seconds'] < 1.5, j" \
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['bytes'] < 256<<20 and j['seconds'] < 2.5, j" \
     "$WORK/d.json" || fail "--duration 0.3 did not stop the run"
 
 # --fs: raw, then through a file on exFAT; both reported, and the ratio

@@ -9,6 +9,7 @@
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 need_sf
+need_tool flock sha256sum
 cd "$WORK"
 
 printf 'hello\n' >"$WORK/hello.txt"
@@ -115,13 +116,23 @@ expect 1 "new.img" mkfs -q -t fat32 -s 8M "$WORK/new.img"
 # The subshell takes the lock on fd 9 and becomes the sleep that holds it: one process, so
 # killing it frees the lock (flock FILE sleep 60 would leave its sleep behind, holding the
 # lock and ctest's output pipe, and the test would take 60 s longer).
+# wait_until WHAT PID CMD...: run CMD every 0.1 s until it succeeds; fail if PID (what
+# should bring it about) ended first or 30 s passed: the checks after it assume it.
+wait_until() {
+    local what=$1 pid=$2 i
+    shift 2
+    for ((i = 0; i < 300; i++)); do
+        "$@" && return 0
+        kill -0 "$pid" 2>/dev/null || fail "$what: its process ended first"
+        sleep 0.1
+    done
+    fail "$what: not within 30 s"
+}
+lock_held() { ! flock -n -x "$1" true 2>/dev/null; }
 ( exec 9<"$f16" && flock -x 9 && exec sleep 60 ) &
 holder=$!
 on_exit "kill $holder"
-for _ in $(seq 50); do
-    flock -n -x "$f16" true 2>/dev/null || break
-    sleep 0.1
-done
+wait_until "the lock on f16.img held" "$holder" lock_held "$f16"
 expect 1 "in use" put "$f16" "$WORK/hello.txt" new.txt
 expect 1 "in use" rm "$f16" d/hello.txt
 expect 1 "in use" mkdir "$f16" e
@@ -139,10 +150,8 @@ sf_ok mkfs -q -t exfat -s 16M "$lg"
 logger=$!
 on_exit "kill $logger"
 # Its first file exists once it holds the lock (ls takes none, so it cannot disturb it).
-for _ in $(seq 120); do
-    "$SF" ls "$lg" 2>/dev/null | grep -q SFL && break
-    sleep 0.25
-done
+has_log() { timeout 30 "$SF" ls "$1" 2>/dev/null | grep -q SFL; }
+wait_until "the logger's first file" "$logger" has_log "$lg"
 rc=0
 "$SF" put "$lg" "$WORK/hello.txt" </dev/null >/dev/null 2>"$WORK/err" || rc=$?
 ((rc == 1)) && grep -q "in use" "$WORK/err" ||
@@ -166,8 +175,7 @@ print("held", flush=True)
 time.sleep(60)' "$dev" >"$WORK/held" 2>&1 &
     excl=$!
     on_exit "kill $excl"
-    for _ in $(seq 50); do [[ -s $WORK/held ]] && break; sleep 0.1; done
-    grep -q held "$WORK/held" || fail "could not hold $dev with O_EXCL: $(cat "$WORK/held")"
+    wait_until "$dev held with O_EXCL" "$excl" grep -q held "$WORK/held"
     expect 1 "busy" put "$dev" "$WORK/hello.txt" new.txt
     expect 1 "busy" rm "$dev" hello.txt
     expect 1 "busy" mkdir "$dev" e

@@ -19,11 +19,20 @@ log_json "$WORK/a.json" --source gen:can,rate=1000000 --duration 10 --split-size
 cat "$WORK/a.json" >&2
 ((rc == 0)) || fail "log exited $rc (3 = drops)"
 jcheck "$WORK/a.json" 'j["records_dropped"] == 0 and j["records_in"] == j["records_written"]'
-# the paced producer may fall a little behind on a loaded machine (it never drops for
-# that), and runs on for the few ms the stop takes
-jcheck "$WORK/a.json" 'j["records_in"] >= 9500000 and j["records_in"] <= 10100000'
-jcheck "$WORK/a.json" 'j["files"] >= 5 and j["bytes_written"] >= j["records_in"] * 32'
+# What this run tests is the log at up to 1,000,000 frames/s: no drops, every frame decoded
+# in order across rotated files. The number of frames is the pacer's: it never runs ahead of
+# its schedule (at most rate x the run's own elapsed seconds, which include the few ms the
+# stop takes), and behind it only when the host cannot run it that fast: it does not skip
+# scheduled frames after a stall, it catches up. A loaded 2-core machine under ASan gets
+# fewer than the 9.5 M an idle one does, so the lower bound is half the schedule (a pacer
+# that sleeps per frame or loses a stall's frames falls far below); the rate reached is
+# printed for the idle-machine figure.
 jcheck "$WORK/a.json" 'j["seconds"] >= 10 and j["seconds"] < 20'
+jcheck "$WORK/a.json" 'j["records_in"] <= 1000000 * j["seconds"] * 1.001'
+jcheck "$WORK/a.json" 'j["records_in"] >= 1000000 * 10 * 0.5'
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("gen:can reached %.0f frames/s (%d in %.2f s)" % (j["records_in"] / j["seconds"], j["records_in"], j["seconds"]))' "$WORK/a.json" >&2
+# 32 bytes a frame: a new file at every 64 MiB (at least 3 files at 5 M frames)
+jcheck "$WORK/a.json" 'j["files"] >= j["records_in"] * 32 // (64 << 20) + 1 and j["bytes_written"] >= j["records_in"] * 32'
 N=$(jget "$WORK/a.json" records_in)
 run_fsck_exfat "$IMG"
 decode "$IMG" --gen 1 --clean --expect-frames "$N"

@@ -7,7 +7,7 @@ set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
 need_sf
-need_tool fsck.exfat python3
+need_tool fsck.exfat python3 awk
 
 # run_bg OUT ARGS...: `$SF log --json ARGS` in the background; PID in $BG.
 run_bg() {
@@ -19,6 +19,34 @@ run_bg() {
     ( sleep 120; kill -9 "$BG" ) >/dev/null 2>&1 &
     on_exit "kill $!"
 }
+# wait_for WHAT CMD...: run CMD every 0.1 s until it succeeds; fail when the background run
+# ($BG) ended first or after 30 s. The waits below are for what the checks need (the log
+# running, a file rotated or a trigger taken), not for a time that a loaded machine overruns.
+wait_for() {
+    local what=$1 i
+    shift
+    for ((i = 0; i < 300; i++)); do
+        "$@" && return 0
+        kill -0 "$BG" 2>/dev/null || fail "the run ended before: $what"
+        sleep 0.1
+    done
+    fail "not within 30 s: $what"
+}
+# logging: the background run has started its writer and producer threads (after its signal
+# handlers, the mount and the log's first file).
+logging() { (($(ls "/proc/$BG/task" 2>/dev/null | wc -l) >= 3)); }
+# has_data NAME: the image (read while the run writes it) lists NAME with a size above 0 (a
+# flight recorder's next file exists, empty, before its trigger; its size is set when it is
+# closed after the post window or at a checkpoint).
+has_data() {
+    timeout 30 "$SF" ls -l "$IMG" 2>/dev/null | awk -v f="$1" '$1 == "file" && $NF == f && $2 > 0 { ok = 1 } END { exit !ok }'
+}
+# has_bytes N: the files on the image (their sizes as of the last checkpoint) hold N bytes.
+has_bytes() {
+    timeout 30 "$SF" ls -l "$IMG" 2>/dev/null | awk -v n="$1" '$1 == "file" { s += $2 } END { exit !(s >= n) }'
+}
+# signal SIG: send it to the background run, which must still be running.
+signal() { kill -"$1" "$BG" 2>/dev/null || fail "SIG$1: the run had already ended"; }
 wait_bg() {
     local rc=0
     wait "$BG" || rc=$?
@@ -46,7 +74,10 @@ grep -q "LOG$(printf %05d $((F1 + 1))).SFL" "$WORK/ls.txt" || { cat "$WORK/ls.tx
 run_fsck_exfat "$IMG"
 
 log "split by time: every 500 ms for 2.2 s, in a directory, --name pattern"
-IMG=$WORK/time.img
+# On tmpfs where there is one: a split by time is on the writer's clock, and a checkpoint
+# that the shared disk stalls for a second (seen under load) delays the rotation behind it,
+# leaving 2 or 3 files where 4 to 6 are due.
+IMG=$FASTWORK/time.img
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
 log_json "$WORK/time.json" --source gen:can,rate=20000 --duration 2.2 --split-time 500ms --dir logs/can --name 'T%Y_%n.SFL' "$IMG" ||
     fail "split-time run failed"
@@ -58,10 +89,12 @@ run_fsck_exfat "$IMG"
 log "cyclic: 24 MB of frames on a 16 MiB volume"
 IMG=$WORK/cyclic.img
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 16M "$IMG"
-log_json "$WORK/cyc.json" --source gen:can,rate=300000 --duration 2.5 --split-size 1M --cyclic "$IMG" ||
+# A fixed number of records (750,000 of 32 bytes: 24 MB, about 2.5 s), not a duration that a
+# slow start would eat into.
+log_json "$WORK/cyc.json" --source gen:can,rate=300000 --max-records 750000 --split-size 1M --cyclic "$IMG" ||
     fail "cyclic run failed"
 cat "$WORK/cyc.json" >&2
-jcheck "$WORK/cyc.json" 'j["files_deleted"] >= 5 and j["records_dropped"] == 0 and j["bytes_written"] > 16 * 2**20'
+jcheck "$WORK/cyc.json" 'j["records_in"] == 750000 and j["files_deleted"] >= 5 and j["records_dropped"] == 0 and j["bytes_written"] > 16 * 2**20'
 decode "$IMG" --gen 1 --clean --start-any
 jcheck "$WORK/dec.json" "j['files'] == $(jget "$WORK/cyc.json" files) - $(jget "$WORK/cyc.json" files_deleted)"
 run_fsck_exfat "$IMG"
@@ -69,11 +102,19 @@ run_fsck_exfat "$IMG"
 log "flight recorder: --pre 500ms --post 300ms, two SIGUSR1"
 IMG=$WORK/fr.img
 rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
-run_bg "$WORK/fr.json" --source gen:can,rate=10000 --pre 500ms --post 300ms --duration 4 "$IMG"
-sleep 1.5
-kill -USR1 "$BG"
-sleep 1.5
-kill -USR1 "$BG"
+# The windows are times of the records (10,000 a second, paced): the sleeps are the pre
+# windows filling, each counted from a condition (the log running, the previous trigger's
+# file closed on the image); the run ends by SIGINT once the second file is closed
+# (--duration 60 only bounds it), so no signal can come too late.
+run_bg "$WORK/fr.json" --source gen:can,rate=10000 --pre 500ms --post 300ms --duration 60 "$IMG"
+wait_for "the log running" logging
+sleep 0.8                                   # the pre window filled
+signal USR1
+wait_for "the first trigger's file closed" has_data LOG00001.SFL
+sleep 0.8                                   # a new pre window filled
+signal USR1
+wait_for "the second trigger's file closed" has_data LOG00002.SFL
+signal INT
 wait_bg "$WORK/fr.json" || fail "flight recorder run failed"
 cat "$WORK/fr.json" >&2
 jcheck "$WORK/fr.json" 'j["triggers"] == 2 and j["files"] == 2 and j["records_dropped"] == 0'
@@ -135,8 +176,9 @@ for sig in INT TERM; do
     IMG=$WORK/sig.img
     rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 128M "$IMG"
     run_bg "$WORK/sig.json" --source gen:can,rate=200000 --duration 60 --split-size 4M "$IMG"
-    sleep 2
-    kill -"$sig" "$BG"
+    # 4,000,000 bytes checkpointed: more than 120,000 records of 32 bytes
+    wait_for "4 MB logged" has_bytes 4000000
+    signal "$sig"
     t0=$SECONDS
     wait_bg "$WORK/sig.json" || fail "SIG$sig: exit status $?"
     ((SECONDS - t0 < 10)) || fail "SIG$sig: took $((SECONDS - t0)) s to stop"

@@ -129,16 +129,13 @@ grep -q LATENCY "$WORK/ref.skipped" || fail "latency: no LATENCY records"
 
 log "udp: 300 datagrams"
 newimg
-PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-timeout 60 "$SF" log --json --source "udp:$PORT" --max-records 300 "$IMG" >"$WORK/u.json" 2>"$WORK/u.err" &
+timeout 60 "$SF" log --json --source udp:0 --max-records 300 "$IMG" >"$WORK/u.json" 2>"$WORK/u.err" &
 BG=$!
-timeout 60 python3 - "$PORT" <<'PY'
-import socket, sys, time, subprocess
+on_exit "kill $BG"
+udp_wait_port "$WORK/u.err" "$BG"
+timeout 60 python3 - "$UDP_PORT" <<'PY'
+import socket, sys, time
 port = int(sys.argv[1])
-for _ in range(200):
-    if subprocess.run(["ss", "-Hlun", "sport = :%d" % port], capture_output=True, text=True).stdout.strip():
-        break
-    time.sleep(0.05)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(300):
     s.sendto((b"v%d," % i) + bytes([i & 255]) * (i % 200), ("127.0.0.1", port))
