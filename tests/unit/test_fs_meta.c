@@ -24,7 +24,10 @@
  *     directory's sector cached, the stream's allocation hands the cluster out and the
  *     write (aligned, whole sectors: the direct path) is refused with SF_ECORRUPT; after a
  *     new entry in the directory and a remount, it lists all three entries. Before: the
- *     write returned 1,024 and the close 0, and the file read back other bytes.
+ *     write returned 1,024 and the close 0, and the file read back other bytes. And the
+ *     other order: the stream reserves the cluster (expected_size) before the directory's
+ *     sector is cached; the direct path's write is refused too (before the check in
+ *     sf_stream_write's direct path: 1,024 and 0 returned, the data lost).
  *  4. sf_write on exFAT: a contiguous (NoFatChain) file whose range runs into a directory's
  *     cluster (its lengths grown by one cluster and the entry set's checksum redone): as 2,
  *     whole sector and 16 bytes refused, its own cluster written, the directory keeps its
@@ -314,7 +317,9 @@ static uint8_t *exfat_clus(struct exfat *g, uint32_t c)
     return g->img + ((uint64_t)g->heap + (uint64_t)(c - 2) * g->spc) * 512;
 }
 
-static void cross_linked_stream(void)
+/* late: the stream reserves D's cluster (expected_size) before D's sector is read into the
+ * cache; the write then goes through the stream's direct path. */
+static void cross_linked_stream(int late)
 {
     uint8_t *disk = malloc(X_BYTES);
     static uint8_t mbuf[1 << 20];
@@ -352,16 +357,20 @@ static void cross_linked_stream(void)
     bm[(dc - 2) / 8] &= (uint8_t)~(1u << ((dc - 2) % 8));
 
     REQUIRE(mount_on(&v, &ram.bd) == 0);
-    CHECK_EQ(sf_stat(&v, "/D/A.TXT", &st), 0);  /* D's sector is in the cache */
+    if (!late)
+        CHECK_EQ(sf_stat(&v, "/D/A.TXT", &st), 0);  /* D's sector is in the cache */
     struct sf_stream s;
-    struct sf_stream_cfg sc = { .prealloc_step = 4096 };
+    struct sf_stream_cfg sc = { .prealloc_step = 4096, .expected_size = late ? 4096 : 0 };
     REQUIRE(sf_stream_open(&v, &s, "/S.BIN", &sc, sbuf, sizeof sbuf) == 0);
+    if (late)
+        CHECK_EQ(sf_stat(&v, "/D/A.TXT", &st), 0);  /* now D's sector is cached */
     static uint8_t data[1024] __attribute__((aligned(64)));
     for (unsigned i = 0; i < sizeof data; i++)
         data[i] = pat(i);
     sf_ssize_t w = sf_stream_write(&s, data, sizeof data);
     int c = sf_stream_close(&s);
-    printf("cross-linked stream (exFAT): write -> %lld, close -> %d\n", (long long)w, c);
+    printf("cross-linked stream (exFAT%s): write -> %lld, close -> %d\n",
+           late ? ", directory cached after the reservation" : "", (long long)w, c);
     CHECK(w == SF_ECORRUPT || c == SF_ECORRUPT);
     struct sf_file g2;
     REQUIRE(sf_open(&v, &g2, "/D/C.TXT", SF_O_WRONLY | SF_O_CREAT) == 0);
@@ -480,7 +489,8 @@ int main(void)
 {
     mkdir_big_clusters();
     cross_linked();
-    cross_linked_stream();
+    cross_linked_stream(0);
+    cross_linked_stream(1);
     cross_linked_exfat();
     TEST_END();
 }
