@@ -58,7 +58,7 @@ void cache_update(struct sf_vol *v, uint64_t lba, const uint8_t *data);
  * directory write from it would put the old entries over the file's data. Two compares
  * unless the write falls between the heap sectors cached since mount and outside the gap
  * the last check found clear; then one pass over the slots. Called once per run or per
- * slow-path write, never per fast-path call. */
+ * slow-path write, never per sf_write fast-path call (the stream's direct path: per call). */
 #if SF_HAVE_XLINK_CHECK
 int cache_data_check(struct sf_vol *v, uint64_t lba, uint64_t count);
 #else
