@@ -80,7 +80,10 @@ if [[ ${FS_COST_CHECK:-} == 1 ]]; then
             read -r ir1 r1 _ _ < <(RUN_CACHE=32K run "$fs" "$cs" "$api" "$ws" "$tot")
             read -r ir2 r2 _ _ < <(RUN_CACHE=2M run "$fs" "$cs" "$api" "$ws" "$tot")
             verdict=ok
-            if ((ir2 > ir1 || r2 > r1)); then verdict="BIGGER CACHE COSTS MORE"; bad=1; fi
+            if ! [[ $ir1 =~ ^[0-9]+$ && $ir2 =~ ^[0-9]+$ && $r1 =~ ^[0-9]+$ && $r2 =~ ^[0-9]+$ ]] ||
+                ((ir1 == 0 || ir2 == 0)); then
+                verdict="NO MEASUREMENT (fs_cost or callgrind failed)"; bad=1
+            elif ((ir2 > ir1 || r2 > r1)); then verdict="BIGGER CACHE COSTS MORE"; bad=1; fi
             echo "| $label | $api | $ir1 | $ir2 | $r1 / $r2 | $verdict |"
         done
     done
