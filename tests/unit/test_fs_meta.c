@@ -47,23 +47,32 @@ static int mount_on(struct sf_vol *v, struct sf_bdev *bd)
     return sf_mount(v, &c);
 }
 
+/* A RAM disk of BYTES filled with FILL, formatted FS_TYPE with CLUSTER-byte clusters. */
+static uint8_t *formatted_disk(struct sf_rambd *ram, uint64_t bytes, int fill, uint8_t fs_type,
+                               uint32_t cluster, uint32_t serial)
+{
+    static uint8_t mbuf[1 << 20];
+    uint8_t *disk = malloc(bytes);
+    REQUIRE(disk);
+    memset(disk, fill, bytes);
+    REQUIRE(sf_rambd_init(ram, disk, 512, bytes / 512) == 0);
+    struct sf_mkfs_opts o = { .fs_type = fs_type, .cluster_size = cluster, .serial = serial,
+                              .buf = mbuf, .buf_size = sizeof mbuf };
+    const char *why = "";
+    REQUIRE(sf_mkfs(&ram->bd, &o, &why) == 0);
+    return disk;
+}
+
 /* ---- 1. mkdir on exFAT with 1 MiB clusters ---- */
 static void mkdir_big_clusters(void)
 {
     const uint64_t bytes = 96ull << 20;
-    uint8_t *disk = malloc(bytes);
-    static uint8_t mbuf[1 << 20];
     static uint8_t ovl[4 * (8 + 512)];
     struct sf_rambd ram;
     struct sf_faultbd fb;
     struct sf_vol v;
-    REQUIRE(disk);
-    memset(disk, 0xA5, bytes);             /* stale bytes: a cluster not zeroed shows */
-    REQUIRE(sf_rambd_init(&ram, disk, 512, bytes / 512) == 0);
-    struct sf_mkfs_opts o = { .fs_type = SF_FS_EXFAT, .cluster_size = 1u << 20, .serial = 7,
-                              .buf = mbuf, .buf_size = sizeof mbuf };
-    const char *why = "";
-    REQUIRE(sf_mkfs(&ram.bd, &o, &why) == 0);
+    /* stale bytes (0xA5): a cluster not zeroed shows */
+    uint8_t *disk = formatted_disk(&ram, bytes, 0xA5, SF_FS_EXFAT, 1u << 20, 7);
     REQUIRE(sf_faultbd_init(&fb, &ram.bd, ovl, 0) == 0);
     REQUIRE(mount_on(&v, &fb.bd) == 0);
     static const char *const dirs[] = { "/D1", "/D2", "/D1/SUB" };
@@ -145,19 +154,11 @@ static uint8_t pat(uint64_t off) { return (uint8_t)(off * 131u + (off >> 8) * 7u
 
 static void cross_linked(void)
 {
-    uint8_t *disk = malloc(X_BYTES);
-    static uint8_t mbuf[1 << 20];
     struct sf_rambd ram;
     struct sf_vol v;
     struct sf_file f;
     struct sf_stat st;
-    REQUIRE(disk);
-    memset(disk, 0, X_BYTES);
-    REQUIRE(sf_rambd_init(&ram, disk, 512, X_BYTES / 512) == 0);
-    struct sf_mkfs_opts o = { .fs_type = SF_FS_FAT32, .cluster_size = 512, .serial = 9,
-                              .buf = mbuf, .buf_size = sizeof mbuf };
-    const char *why = "";
-    REQUIRE(sf_mkfs(&ram.bd, &o, &why) == 0);
+    uint8_t *disk = formatted_disk(&ram, X_BYTES, 0, SF_FS_FAT32, 512, 9);
 
     /* D with two files; F of four clusters (one sector each) */
     REQUIRE(mount_on(&v, &ram.bd) == 0);
@@ -321,20 +322,12 @@ static uint8_t *exfat_clus(struct exfat *g, uint32_t c)
  * cache; the write then goes through the stream's direct path. */
 static void cross_linked_stream(int late)
 {
-    uint8_t *disk = malloc(X_BYTES);
-    static uint8_t mbuf[1 << 20];
     static uint8_t sbuf[8192] __attribute__((aligned(64)));
     struct sf_rambd ram;
     struct sf_vol v;
     struct sf_file f;
     struct sf_stat st;
-    REQUIRE(disk);
-    memset(disk, 0, X_BYTES);
-    REQUIRE(sf_rambd_init(&ram, disk, 512, X_BYTES / 512) == 0);
-    struct sf_mkfs_opts o = { .fs_type = SF_FS_EXFAT, .cluster_size = 4096, .serial = 11,
-                              .buf = mbuf, .buf_size = sizeof mbuf };
-    const char *why = "";
-    REQUIRE(sf_mkfs(&ram.bd, &o, &why) == 0);
+    uint8_t *disk = formatted_disk(&ram, X_BYTES, 0, SF_FS_EXFAT, 4096, 11);
     REQUIRE(mount_on(&v, &ram.bd) == 0);
     REQUIRE(sf_mkdir(&v, "/D") == 0);          /* the last cluster allocated */
     for (int i = 0; i < 2; i++) {
@@ -396,19 +389,11 @@ static void cross_linked_stream(int late)
 /* ---- 4. a file cross-linked with a directory (exFAT, a NoFatChain file's range) ---- */
 static void cross_linked_exfat(void)
 {
-    uint8_t *disk = malloc(X_BYTES);
-    static uint8_t mbuf[1 << 20];
     struct sf_rambd ram;
     struct sf_vol v;
     struct sf_file f;
     struct sf_stat st;
-    REQUIRE(disk);
-    memset(disk, 0, X_BYTES);
-    REQUIRE(sf_rambd_init(&ram, disk, 512, X_BYTES / 512) == 0);
-    struct sf_mkfs_opts o = { .fs_type = SF_FS_EXFAT, .cluster_size = 4096, .serial = 13,
-                              .buf = mbuf, .buf_size = sizeof mbuf };
-    const char *why = "";
-    REQUIRE(sf_mkfs(&ram.bd, &o, &why) == 0);
+    uint8_t *disk = formatted_disk(&ram, X_BYTES, 0, SF_FS_EXFAT, 4096, 13);
 
     /* F of two clusters, then D right behind it */
     REQUIRE(mount_on(&v, &ram.bd) == 0);
