@@ -186,29 +186,34 @@ def subdirs(root, top):
             if os.path.isdir(os.path.join(d, x))] if os.path.isdir(d) else []
 
 
+def includes(root, path, used, count):
+    """The #include lines of PATH that no EXCEPTION covers, as (where, kind, name, shown):
+    kind "<" or '"'. Exceptions met go into USED; count[0] counts every include."""
+    with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().split("\n")
+    for lineno, line in enumerate(lines, 1):
+        m = INCLUDE_RE.match(line)
+        if not m:
+            continue
+        count[0] += 1
+        kind, name = m.group(1), m.group(2).strip()
+        exc = [i for i, e in enumerate(EXCEPTIONS) if e[0] == path and e[1] == name]
+        if exc:
+            used.update(exc)
+            continue
+        yield (f"{path}:{lineno}", kind, name, f"<{name}>" if kind == "<" else f'"{name}"')
+
+
 def check_beside(root, used):
     """The rules of host/ and examples/ files (module docstring): errors, files, includes."""
     errors = []
-    nfiles = nincludes = 0
+    nfiles, count = 0, [0]
     for path in beside_files(root):
         nfiles += 1
         parts = path.split("/")
         kind = parts[0]                         # "host" or "examples"
         own = "/".join(parts[:2]) + "/"         # examples/<name>/
-        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().split("\n")
-        for lineno, line in enumerate(lines, 1):
-            m = INCLUDE_RE.match(line)
-            if not m:
-                continue
-            nincludes += 1
-            ik, name = m.group(1), m.group(2).strip()
-            shown = f"<{name}>" if ik == "<" else f'"{name}"'
-            exc = [i for i, e in enumerate(EXCEPTIONS) if e[0] == path and e[1] == name]
-            if exc:
-                used.update(exc)
-                continue
-            where = f"{path}:{lineno}"
+        for where, ik, name, shown in includes(root, path, used, count):
             if ik == "<" and not name.startswith("streamfat/"):
                 continue                        # POSIX / the target's C library
             bases = [os.path.join(root, "include")]
@@ -252,13 +257,13 @@ def check_beside(root, used):
             elif not (public or top in ("drivers", "examples")):
                 errors.append(f"{where}: rule outside: {shown} is {target}, outside its "
                               f"folder, the public headers and drivers/")
-    return errors, nfiles, nincludes
+    return errors, nfiles, count[0]
 
 
 def check(root):
     errors = []
     used = set()
-    nfiles = nincludes = 0
+    nfiles, count = 0, [0]
     for path in core_files(root):
         nfiles += 1
         layer = layer_of(path)
@@ -266,20 +271,7 @@ def check(root):
             errors.append(f"{path}:1: rule layer: no layer for this file (a src/ folder not "
                           f"in MAY_INCLUDE, or a public header not in PUBLIC_LAYER)")
             continue
-        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().split("\n")
-        for lineno, line in enumerate(lines, 1):
-            m = INCLUDE_RE.match(line)
-            if not m:
-                continue
-            nincludes += 1
-            kind, name = m.group(1), m.group(2).strip()
-            shown = f"<{name}>" if kind == "<" else f'"{name}"'
-            exc = [i for i, e in enumerate(EXCEPTIONS) if e[0] == path and e[1] == name]
-            if exc:
-                used.update(exc)
-                continue
-            where = f"{path}:{lineno}"
+        for where, kind, name, shown in includes(root, path, used, count):
             if kind == "<" and not name.startswith("streamfat/"):
                 if name not in ALLOWED_LIBC:
                     errors.append(f"{where}: rule libc: {shown} is not one of the core's "
@@ -320,7 +312,7 @@ def check(root):
     e2, n2, i2 = check_beside(root, used)
     errors += e2
     nfiles += n2
-    nincludes += i2
+    nincludes = count[0] + i2
     for i, e in enumerate(EXCEPTIONS):
         if i not in used:
             errors.append(f"{e[0]}:1: rule stale-exception: the exception for {e[1]!r} "
