@@ -31,7 +31,7 @@ static const char help[] =
 "  streamfat demo - the logger at work on an image file\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat demo [-f] [-o IMAGE]\n"
+"  streamfat demo [-F] [-o IMAGE]\n"
 "\n"
 "DESCRIPTION\n"
 "  Creates a 64 MiB sparse image (demo.img in the current directory; an existing file\n"
@@ -51,8 +51,8 @@ static const char help[] =
 "  runs fsck.exfat too).\n"
 "\n"
 "OPTIONS\n"
-"  -o, --image IMAGE  the image file to create instead of ./demo.img\n"
-"  -f, --force        replace IMAGE even when it is not a previous demo image\n"
+"  -o, --output IMAGE the image file to create instead of ./demo.img (also --image)\n"
+"  -F, --force        replace IMAGE even when it is not a previous demo image\n"
 "  -h, --help         show this help\n"
 "\n"
 "EXAMPLES\n"
@@ -87,8 +87,9 @@ static int is_demo_image(const char *path)
 }
 
 static const struct option longopts[] = {
-    { "image", required_argument, NULL, 'o' },
-    { "force", no_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    { "image", required_argument, NULL, 'o' },      /* the name before docs/CLI.md */
+    { "force", no_argument, NULL, 'F' },
     CLI_LONGOPTS_END,
 };
 
@@ -446,7 +447,7 @@ out:
 int cmd_demo(int argc, char **argv)
 {
     struct mkfs_args a;
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:fh", longopts, help, 0);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:Fh", longopts, help, 0);
     struct target t;
     struct sf_log_stats st;
     struct sf_hist dev;
@@ -461,7 +462,7 @@ int cmd_demo(int argc, char **argv)
     while ((c = cli_getopt(&cl)) > 0) {
         if (c == 'o')
             image = optarg;
-        else if (c == 'f')
+        else if (c == 'F')
             force = 1;
     }
     if (c < 0)

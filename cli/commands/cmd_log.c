@@ -17,6 +17,7 @@
 
 #include "streamfat/log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -65,27 +66,24 @@ static const char help[] =
 "  stdin            candump -L lines '(sec.usec) iface id#data' (also id#R, id##Fdata for\n"
 "                   CAN FD, error frames); timestamps from the lines; with --raw: bytes.\n"
 "                   Waits for ring space rather than drop. Ends at end of input.\n"
-"  file:PATH        replay a candump -L, Vector ASC or Vector BLF log (told apart by\n"
-"                   content; BLF stored or zlib-compressed) at its recorded speed (--fast:\n"
-"                   at once); records keep their original timestamps, channels and flags\n"
-"                   (ASC/BLF channel N is interface can<N-1>; their start time is local\n"
-"                   time, TZ). A damaged file ends the run with an error, the frames before\n"
-"                   the damage logged. Ends at the end of the file. PATH must be a\n"
-"                   regular file (it is read twice); a pipe or FIFO is refused.\n"
+"  file:PATH        replay a candump -L, Vector ASC, Vector BLF or ASAM MDF 4 (MF4) log\n"
+"                   (told apart by content; BLF stored or zlib-compressed) at its\n"
+"                   recorded speed (--fast: at once); records keep their original\n"
+"                   timestamps, channels and flags (ASC/BLF channel N is interface\n"
+"                   can<N-1>; their start time is local time, TZ). A damaged file ends\n"
+"                   the run with an error, the frames before the damage logged. Ends at\n"
+"                   the end of the file. PATH must be a regular file (it is read twice);\n"
+"                   a pipe or FIFO is refused.\n"
 "  can:IFACE[,IFACE...]\n"
 "                   SocketCAN raw sockets, CAN FD enabled, kernel timestamps\n"
 "                   (SO_TIMESTAMPNS), error frames; one thread and channel per interface.\n"
-"                   (The test machines have no AF_CAN; the same reading loop is tested\n"
-"                   through canpair:FD, a descriptor such as one end of\n"
-"                   socketpair(AF_UNIX, SOCK_SEQPACKET) delivering struct can_frame /\n"
-"                   struct canfd_frame datagrams; it ends when the peer closes.)\n"
 "  udp:[HOST:]PORT  each datagram one SAMPLE record; HOST defaults to 127.0.0.1\n"
 "                   (PORT 0: a free port, printed on stderr: 'udp: listening on H:P')\n"
 "  latency:PERIOD   a cyclictest-style probe: sleep to absolute CLOCK_MONOTONIC times\n"
 "                   every PERIOD and record how late each wake-up was (LATENCY records)\n"
 "\n"
 "OPTIONS\n"
-"  -s, --source SRC     what to record (required)\n"
+"  --source SRC         what to record (required)\n"
 "  --filter [!]ID[/MASK][@CHANNEL]  CAN frames: keep those with (id & MASK) == (ID & MASK);\n"
 "                       repeat for more; '!' rejects (a matching reject wins; with no\n"
 "                       accept rule the rest is kept); @CHANNEL: that channel only (a\n"
@@ -125,7 +123,7 @@ static const char help[] =
 "  --max-records N      stop after N records (raw: see --max-bytes)\n"
 "  --max-bytes SIZE     stop after SIZE bytes (records: as stored, headers included)\n"
 "  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto\n"
-"  --size SIZE          with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
+"  -s, --size SIZE      with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
 "                       ...; as 'streamfat mkfs -s') if it does not exist\n"
 "  --dir DIR            write the files into DIR (created if missing)\n"
 "  --name PATTERN       file names by strftime(3) of the file's start time (local), %n\n"
@@ -163,11 +161,11 @@ enum {
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
-    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG,
+    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
 };
 
 static const struct option longopts[] = {
-    { "source", required_argument, NULL, 's' },
+    { "source", required_argument, NULL, OPT_SOURCE },
     { "filter", required_argument, NULL, OPT_FILTER },
     { "trigger", required_argument, NULL, OPT_TRIGGER },
     { "pre", required_argument, NULL, OPT_PRE },
@@ -183,7 +181,7 @@ static const struct option longopts[] = {
     { "max-records", required_argument, NULL, OPT_MAX_RECORDS },
     { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
     { "mkfs", required_argument, NULL, OPT_MKFS },
-    { "size", required_argument, NULL, OPT_SIZE },
+    { "size", required_argument, NULL, 's' },
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
@@ -362,7 +360,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     while ((c = cli_getopt(&cl)) > 0) {
         rc = 0;
         switch (c) {
-        case 's': a->source = optarg; break;
+        case OPT_SOURCE: a->source = optarg; break;
         /* the core's control stage (log_control.h) */
         case OPT_FILTER: rc = lctl_parse_filter(a->ctl, optarg) ? CLI_USAGE : 0; break;
         case OPT_PRESCALE: rc = lctl_parse_prescale(a->ctl, optarg) ? CLI_USAGE : 0; break;
@@ -407,7 +405,11 @@ static int parse_args(int argc, char **argv, struct log_args *a)
                 return cli_usage("--duration must be more than 0 (without it: until the "
                                  "source ends or Ctrl-C)");
             break;
-        case OPT_SIZE:
+        case 's':
+            /* -s was --source before -s meant --size in every command (docs/CLI.md) */
+            if (!isdigit((unsigned char)optarg[0]))
+                return cli_usage("-s is --size (--source has no short form; docs/CLI.md): %s",
+                                 optarg);
             rc = parse_size_opt("--size", optarg, &a->mkfs_size);
             if (!rc && !a->mkfs_size)
                 return cli_usage("--size must be more than 0");

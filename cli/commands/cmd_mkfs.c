@@ -23,7 +23,7 @@ static const char help[] =
 "\n"
 "SYNOPSIS\n"
 "  streamfat mkfs [-t TYPE] [-c CLUSTER] [-s SIZE] [-L LABEL] [--fats N]\n"
-"                 [--partition none|mbr|gpt] [--align SIZE] [--sector-size 512|4096] TARGET\n"
+"                 [--partition-table none|mbr|gpt] [--align SIZE] [--sector-size 512|4096] TARGET\n"
 "\n"
 "DESCRIPTION\n"
 "  Formats TARGET, an image file or a block device. When TARGET does not exist and -s is\n"
@@ -42,8 +42,9 @@ static const char help[] =
 "                           e.g. for over-provisioning); creates TARGET if it does not exist\n"
 "  -L, --label LABEL        volume label, up to 11 characters (FAT: ASCII, upper-cased)\n"
 "      --fats N             FAT32/FAT16: number of FATs, 1 or 2 (default 2)\n"
-"      --partition SCHEME   none (superfloppy), mbr or gpt; default: none for image files,\n"
-"                           mbr for block devices\n"
+"      --partition-table SCHEME  none (superfloppy), mbr or gpt; default: none for\n"
+"                           image files, mbr for block devices (the old spelling\n"
+"                           --partition SCHEME still works; elsewhere --partition N is an index)\n"
 "      --align SIZE         allocation-unit alignment (default 4M)\n"
 "      --sector-size N      sector size of a new or existing image file: 512 (default) or 4096\n"
 "  -q, --quiet              print nothing on success\n"
@@ -53,7 +54,7 @@ static const char help[] =
 "\n"
 "EXAMPLES\n"
 "  streamfat mkfs -s 64M disk.img\n"
-"  streamfat mkfs -c 128K -L LOGS --partition gpt /dev/sdb\n"
+"  streamfat mkfs -c 128K -L LOGS --partition-table gpt /dev/sdb\n"
 "  streamfat mkfs -s 120GB /dev/mmcblk0        # leave the rest of the card unused\n"
 "  streamfat mkfs -t fat32 --fats 1 /dev/sdc   # FAT32 for an old logger\n"
 "\n"
@@ -65,7 +66,8 @@ static const struct option longopts[] = {
     { "cluster-size", required_argument, NULL, 'c' },
     { "size", required_argument, NULL, 's' },
     { "label", required_argument, NULL, 'L' },
-    { "partition", required_argument, NULL, 'P' },
+    { "partition-table", required_argument, NULL, 'P' },
+    { "partition", required_argument, NULL, 'P' },      /* the name before docs/CLI.md */
     { "align", required_argument, NULL, 'A' },
     { "sector-size", required_argument, NULL, 'S' },
     { "fats", required_argument, NULL, 'F' },
@@ -123,7 +125,7 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
         return CLI_ERR;
     if (stat(target_dev_path(a->target), &st) != 0) {
         if (errno != ENOENT) {
-            cli_err("%s: %s", a->target, strerror(errno));
+            cli_open_err(a->target, errno);
             return CLI_ERR;
         }
         if (!a->have_size) {
