@@ -510,7 +510,8 @@ int cmd_demo(int argc, char **argv)
     printf("  records written  %10" PRIu64 "\n", st.records_written);
     printf("  records dropped  %10" PRIu64 "  (ring full during the burst)\n",
            st.records_dropped);
-    printf("  DROP records     %10" PRIu64 "  (written by the logger itself: records_own)\n",
+    printf("  records own      %10" PRIu64 "  (DROP records the logger wrote itself, in the "
+           "files too)\n",
            st.records_own);
     printf("  bytes written    %10" PRIu64 "  (%" PRIu64 " durable)\n", st.bytes_written,
            st.bytes_durable);
