@@ -124,7 +124,11 @@ static const char help[] =
 "  --duration T         stop after T (more than 0)\n"
 "  --max-records N      stop after N records (raw: see --max-bytes)\n"
 "  --max-bytes SIZE     stop after SIZE bytes (records: as stored, headers included)\n"
-"  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto\n"
+"  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto. A TARGET that\n"
+"                       already holds a volume, a partition table or other data is\n"
+"                       refused (exit 1, as 'streamfat mkfs'): to log onto it again,\n"
+"                       leave out --mkfs; to erase it, add --force\n"
+"  --force              with --mkfs: format even over a volume or other data\n"
 "  --size SIZE          with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
 "                       ...; as 'streamfat mkfs -s') if it does not exist\n"
 "  --dir DIR            write the files into DIR (created if missing)\n"
@@ -163,7 +167,7 @@ enum {
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
-    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG,
+    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_FORCE,
 };
 
 static const struct option longopts[] = {
@@ -184,6 +188,7 @@ static const struct option longopts[] = {
     { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
     { "mkfs", required_argument, NULL, OPT_MKFS },
     { "size", required_argument, NULL, OPT_SIZE },
+    { "force", no_argument, NULL, OPT_FORCE },
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
@@ -448,6 +453,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         case OPT_MEASURE: a->measure = 1; break;
         case OPT_JSON: a->json = 1; break;
         case OPT_NO_DIRECT: a->direct = 0; break;
+        case OPT_FORCE: a->force = 1; break;
         case 'q': a->quiet = 1; break;
         }
         if (rc)
@@ -478,6 +484,9 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         return CLI_USAGE;
     if (a->have_size && !a->mkfs)
         return cli_usage("--size creates the image with --mkfs; give --mkfs TYPE too");
+    if (a->force && !a->mkfs)
+        return cli_usage("--force lets --mkfs format over data; without --mkfs nothing is "
+                         "formatted");
     if (a->name && strlen(a->name) > 200)
         return cli_usage("--name pattern too long");
     if (a->name && check_name_pattern(a->name))
@@ -593,6 +602,8 @@ static int log_run(int argc, char **argv)
         m.size = a.mkfs_size;
         m.have_size = a.have_size;
         m.size_opt = "--size";
+        m.force = a.force;
+        m.keep_hint = "without --mkfs the log goes onto it";
         rc = mkfs_run(&m);
         if (rc) {
             src_free(src);
