@@ -11,6 +11,7 @@
 #include "log_config.h"
 #include "log_control.h"
 #include "log_writer.h"
+#include "log_sweep.h"
 #include "sources/log_sources.h"
 #include "common/target.h"
 #include "common/units.h"
@@ -160,7 +161,10 @@ static const char help[] =
 "\n"
 "EXIT STATUS\n"
 "  0 everything accepted was written and nothing was dropped; 3 records were dropped (the\n"
-"  log is complete and consistent, DROP records included); 1 an error; 2 wrong usage.\n";
+"  log is complete and consistent, DROP records included); 1 an error, also when the\n"
+"  source gave not one usable record (random bytes, candump without -L: the first\n"
+"  unreadable line is quoted; empty input; nothing received): the run's empty log files\n"
+"  are removed then; 2 wrong usage.\n";
 
 enum {
     OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
@@ -561,6 +565,8 @@ static int log_run(int argc, char **argv)
     int rc, err, status = CLI_OK, tty, writer_started = 0;
     const char *error = NULL;
     char error_buf[300];
+    struct log_names before = { 0 };
+    const char *ldir;
 
     memset(&w, 0, sizeof w);
     rc = parse_args(argc, argv, &a);
@@ -615,7 +621,10 @@ static int log_run(int argc, char **argv)
         src_free(src);
         return CLI_ERR;
     }
-    if (a.dir && *a.dir && !cli_is_root(a.dir) && make_dir(&t, a.dir)) {
+    /* What is in the log directory before the run: a run that logs nothing removes what it
+     * created (log_sweep.h), and only that. */
+    ldir = a.dir && *a.dir && !cli_is_root(a.dir) ? a.dir : NULL;
+    if (log_names_take(&t.vol, a.target, ldir, &before) || (ldir && make_dir(&t, ldir))) {
         status = CLI_ERR;
         goto out_close;
     }
@@ -762,6 +771,19 @@ static int log_run(int argc, char **argv)
         error = error_buf;
         status = CLI_ERR;
     }
+    /* Nothing usable from the source is an error, and leaves no file (issue 26): the
+     * source's own line when it has one (candump text: the first unreadable line). */
+    if (ss.offered == 0) {
+        if (!error) {
+            snprintf(error_buf, sizeof error_buf, "%s: nothing to log: the source gave no "
+                     "usable %s%s", a.source, a.so.raw ? "byte" : "record",
+                     ss.bad_input ? " (all of its input was unreadable)" : "");
+            error = error_buf;
+        }
+        status = CLI_ERR;
+        log_names_sweep(&t.vol, a.target, ldir, &before);     /* prints its own error */
+    }
+    log_names_free(&before);
     if (status == CLI_OK && w.st.records_dropped)
         status = 3;
     if (error)
@@ -779,6 +801,7 @@ static int log_run(int argc, char **argv)
     return status;
 
 out_close:
+    log_names_free(&before);
     target_close(&t);
     free(lg);
     lctl_free(&ctl);
