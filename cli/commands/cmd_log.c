@@ -111,15 +111,19 @@ static const char help[] =
 "                       docs/log-config.schema.json\n"
 "  --print-config       print the effective options as JSON and exit\n"
 "  --pre T|SIZE         flight recorder: keep this much before a trigger (time, or bytes\n"
-"                       with a size unit); only trigger files are written\n"
-"  --post T             flight recorder: and record this long after it (a trigger in the\n"
-"                       post window extends it). SIGUSR1 is a trigger too.\n"
-"  --split-size SIZE    start a new file at this size\n"
-"  --split-time T       start a new file after this long\n"
+"                       with a size unit, at least one block); only trigger files are\n"
+"                       written\n"
+"  --post T             flight recorder: and record this long after it, more than 0 (a\n"
+"                       trigger in the post window extends it). SIGUSR1 is a trigger too.\n"
+"  --split-size SIZE    start a new file at this size (at least 2 blocks: 128K with the\n"
+"                       default --chunk)\n"
+"  --split-time T       start a new file after this long (at least 100ms)\n"
 "  --cyclic             when the volume is full, delete this logger's oldest files\n"
-"  --sync-interval T|SIZE  checkpoint (data and size durable) every T (default 1s) or\n"
-"                       every SIZE bytes; give both to use both\n"
-"  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks)\n"
+"  --sync-interval T|SIZE  checkpoint (data and size durable) every T (default 1s; more\n"
+"                       than 0) or every SIZE bytes (at least one block); give both to\n"
+"                       use both\n"
+"  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks):\n"
+"                       a multiple of --chunk from 4 blocks to 2G\n"
 "  --chunk SIZE         block size, a power of two from 512 to 1M (default 64K)\n"
 "  --qd N               device requests in flight, 1..64 (default 4)\n"
 "  --duration T         stop after T (more than 0)\n"
@@ -150,6 +154,7 @@ static const char help[] =
 "  -q, --quiet          no status line and no summary\n"
 "  -h, --help           show this help\n"
 "\n"
+"  Values out of range are refused with the range (exit 2), never rounded or clamped.\n"
 "  On a terminal, a status line on stderr shows elapsed time, MB written, MB/s,\n"
 "  records/s, drops, ring fill and the worst device write latency.\n"
 "\n"
@@ -357,11 +362,48 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
 
 static int print_config;            /* --print-config */
 
+#define SEEN(opt) (given[(opt) - OPT_FILTER] != NULL)
+
+/* The ranges of the size and time options (issue 26: no value is rounded, clamped or read
+ * as "off" silently). block: the block size (--chunk). Each refusal is one line with the
+ * range; CLI_USAGE, or 0. */
+static int check_bounds(const struct log_args *a, uint64_t block, const char *const *given)
+{
+    char b2[32], b4[32], bs[32];
+    const uint64_t ring_max = a->so.raw ? (1ull << 31) - block : 1ull << 31;
+
+    units_format_size(2 * block, b2, sizeof b2);
+    units_format_size(4 * block, b4, sizeof b4);
+    units_format_size(block, bs, sizeof bs);
+    if (SEEN(OPT_SPLIT_SIZE) && a->split_bytes < 2 * block)
+        return cli_usage("--split-size %s out of range: at least 2 blocks (%s with --chunk "
+                         "%s); without --split-size files are not split by size",
+                         given[OPT_SPLIT_SIZE - OPT_FILTER], b2, bs);
+    if (SEEN(OPT_SPLIT_TIME) && a->split_ns < 100000000ull)
+        return cli_usage("--split-time %s out of range: at least 100ms; without --split-time "
+                         "files are not split by time", given[OPT_SPLIT_TIME - OPT_FILTER]);
+    if (SEEN(OPT_SYNC) && !a->sync_ns && a->sync_bytes < block)
+        return cli_usage("--sync-interval %s out of range: a duration above 0 (default 1s) or "
+                         "a size of at least one block (%s)", given[OPT_SYNC - OPT_FILTER], bs);
+    if (SEEN(OPT_RING) && (a->ring < 4 * block || a->ring > ring_max || a->ring % block))
+        return cli_usage("--ring %s out of range: a multiple of the block size (--chunk %s) "
+                         "from 4 blocks (%s) to 2G%s", given[OPT_RING - OPT_FILTER], bs, b4,
+                         a->so.raw ? " less one block" : "");
+    if (SEEN(OPT_PRE) && !a->pre_ns && a->pre_bytes < block)
+        return cli_usage("--pre %s out of range: a duration above 0 or a size of at least one "
+                         "block (%s)", given[OPT_PRE - OPT_FILTER], bs);
+    if (SEEN(OPT_POST) && !a->post_ns)
+        return cli_usage("--post %s: must be more than 0 (leave it out for no post-trigger "
+                         "window)", given[OPT_POST - OPT_FILTER]);
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct log_args *a)
 {
     struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
     int c, rc;
     uint64_t v;
+    const char *given[16] = { 0 };      /* the value of OPT_FILTER + i as given (SEEN) */
 
     struct lctl *ctl = a->ctl;
     memset(a, 0, sizeof *a);
@@ -462,6 +504,8 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         }
         if (rc)
             return rc;
+        if (c >= OPT_FILTER && c < OPT_FILTER + 16)
+            given[c - OPT_FILTER] = optarg;
     }
     if (c < 0 && cl.status == CLI_OK)
         exit(CLI_OK);                       /* the help: nothing more to do */
@@ -476,6 +520,8 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     if (a->chunk && (a->chunk < SF_BLOCK_MIN || a->chunk > SF_BLOCK_MAX ||
                      (a->chunk & (a->chunk - 1))))
         return cli_usage("--chunk must be a power of two from 512 to 1M");
+    if (check_bounds(a, a->chunk ? a->chunk : SF_BLOCK_DEFAULT, given))
+        return CLI_USAGE;
     if (a->so.nrules && !a->pre_ns && !a->pre_bytes && !a->post_ns)
         return cli_usage("--trigger needs the flight recorder (--pre and/or --post)");
     if (a->so.raw && (a->pre_ns || a->pre_bytes || a->post_ns))
