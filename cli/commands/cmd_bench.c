@@ -399,6 +399,7 @@ static int bench_fs(const struct opts *o, uint64_t raw_bytes, struct bench_resul
     m.fs_type = SF_FS_EXFAT;
     m.partition = -1;
     m.quiet = 1;
+    m.force = 1;           /* the raw pass just wrote it; check_destroy guarded it before */
     if ((rc = mkfs_run(&m)))
         return rc;
     rc = CLI_ERR;

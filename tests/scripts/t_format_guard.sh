@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Never format over data by accident (issue 26, item 2). Every command that formats - mkfs,
-# log --mkfs, demo - against every kind of target:
+# log --mkfs, demo, and bench --fs through its own --destroy guard - against every kind of
+# target:
 #   - an exFAT volume holding 2 logs, FAT32, FAT16, an MBR-partitioned image with a volume,
 #     a GPT-partitioned one, an ext4 superblock, unknown data (seeded random bytes): refused
 #     with exit 1 and one line saying what is there (type, label, logs / partitions) and
@@ -111,6 +112,19 @@ for cmd in mkfs log demo; do
     done
     log "$cmd: new, empty and all-zero targets formatted"
 done
+
+# bench --fs formats the target after its raw pass: its own guard (--destroy, docs/BENCH.md)
+# refuses every target holding a volume or partition table before the first write.
+for t in exfat fat32 fat16 mbr gpt ext4; do
+    cp --sparse=always "$t.orig" "$t.img"
+    before=$(sha256sum <"$t.img")
+    sf_err 1 bench --fs --size 8M --bs 64K "$t.img"
+    grep -q -- '--destroy' "$SF_LAST_ERR" || fail "bench --fs on $t: no word of --destroy"
+    [[ $(sha256sum <"$t.img") == "$before" ]] || fail "bench --fs on $t: the refused target changed"
+done
+sf_ok bench --fs --size 8M --bs 64K --destroy --json exfat.img >/dev/null
+sf_ok info exfat.img | grep -qi exfat || fail "bench --fs --destroy: no exFAT volume after"
+log "bench --fs: refused without --destroy, formats with it"
 
 log "the demo replaces its own image; logging onto a refused volume without --mkfs"
 rm -f d.img
