@@ -203,18 +203,23 @@ int format_guard_look(const char *target, char *what, size_t n)
     int fd, parts;
     const char *fs;
 
+    /* What cannot be stat'ed or opened, or is not a file or device, is left to the
+     * caller's own open to report; what opens but cannot be read is not formatted blind. */
     if (!path || stat(path, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)))
-        return errno == ENOENT ? 0 : -1;
+        return 0;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return 0;
     size = lseek(fd, 0, SEEK_END);
     head = calloc(1, LOOK_BYTES);
     len = size > 0 && head ? read_head(fd, head, (uint64_t)size) : size == 0 ? 0 : -1;
+    if (len < 0)
+        snprintf(what, n, "data that could not be read (%s)", head ? strerror(errno)
+                                                                    : "out of memory");
     close(fd);
     if (len <= 0 || first_nonzero(head, (size_t)len) < 0) {
         free(head);
-        return len < 0 ? -1 : 0;
+        return len < 0 ? 1 : 0;
     }
     /* A FAT boot sector carries the MBR signature too: a volume whose boot sector is
      * sector 0 is a superfloppy, whatever its partition-entry bytes hold. */

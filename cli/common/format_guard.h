@@ -14,9 +14,9 @@
 
 /* Describe what target holds into what (e.g. "an exFAT volume (label LOGS, 2 logs)"):
  * 2 when it holds a FAT or exFAT volume that mounts (a log can be written onto it), 1 when
- * it holds anything else formatting would destroy, 0 when it may be formatted
- * (missing, empty, all zeros), -1 when it cannot be read (the caller's own open reports
- * why). Prints nothing. */
+ * it holds anything else formatting would destroy or its first MiB cannot be read, 0 when
+ * it may be formatted (missing, empty, all zeros) or cannot be opened at all (the caller's
+ * own open reports why). Prints nothing. */
 int format_guard_look(const char *target, char *what, size_t n);
 
 /* The check itself: 0 when target may be formatted, else CLI_ERR after one line
