@@ -113,6 +113,9 @@ struct mkfs_args {
     uint32_t sector_size;    /* image files only; 0 = 512 */
     int quiet;
     const char *size_opt;    /* the option that gives the size, for messages (NULL: -s) */
+    int force;               /* format over whatever is there (common/format_guard.h) */
+    const char *keep_hint;   /* how to log onto a volume mkfs refused, in the caller's words
+                                (NULL: mkfs's) */
 };
 int mkfs_run(const struct mkfs_args *a);
 

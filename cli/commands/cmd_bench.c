@@ -49,7 +49,8 @@ static const char help[] =
 "                     the same size through the streaming API, and print fs/raw\n"
 "      --bs SIZE      request size (default 1M; a multiple of the sector size)\n"
 "      --qd N         requests in flight, 1..64 (default 4)\n"
-"      --size SIZE    write this much (default: the whole device, --full)\n"
+"      --size SIZE    write this much (default: the whole device, --full); more than\n"
+"                     TARGET holds is refused (exit 1)\n"
 "      --full         write the whole device\n"
 "      --duration T   stop after T (whichever of size and time comes first)\n"
 "      --plot FILE    draw throughput against data written into FILE (SVG)\n"
@@ -345,7 +346,15 @@ static int bench_raw(const struct opts *o, struct bench_result *res)
                          k.bd->sector_size);
     }
     dev = k.bd->sector_count * k.bd->sector_size;
-    total = o->size && o->size < dev ? o->size : dev;
+    if (o->size > dev) {            /* never measure less than asked without saying so */
+        char hs[32], hd[32];
+        target_close(&t);
+        cli_err("%s: --size %s is more than the target holds (%s): give at most that, or "
+                "--full", o->target, units_format_size(o->size, hs, sizeof hs),
+                units_format_size(dev, hd, sizeof hd));
+        return CLI_ERR;
+    }
+    total = o->size ? o->size : dev;
     total -= total % o->bs;
     bufs = alloc_bufs(k.bd, o);
     if (run_writes(&k, bufs, o, total, "raw", &r) == 0) {
@@ -390,6 +399,7 @@ static int bench_fs(const struct opts *o, uint64_t raw_bytes, struct bench_resul
     m.fs_type = SF_FS_EXFAT;
     m.partition = -1;
     m.quiet = 1;
+    m.force = 1;           /* the raw pass just wrote it; check_destroy guarded it before */
     if ((rc = mkfs_run(&m)))
         return rc;
     rc = CLI_ERR;

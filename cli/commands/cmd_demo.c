@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
+#include "common/format_guard.h"
 #include "common/target.h"
 
 #include "streamfat/decode.h"
@@ -34,9 +35,11 @@ static const char help[] =
 "  streamfat demo [-f] [-o IMAGE]\n"
 "\n"
 "DESCRIPTION\n"
-"  Creates a 64 MiB sparse image (demo.img in the current directory; an existing file\n"
-"  there is replaced only when it is a previous demo image - 64 MiB, exFAT, label DEMO -\n"
-"  or with -f), formats it exFAT, and logs a synthetic vehicle into it: four motor drives\n"
+"  Creates a 64 MiB sparse image (demo.img in the current directory) and formats it exFAT.\n"
+"  The image is the demo's own scratch output: a previous demo image there (64 MiB,\n"
+"  exFAT, label DEMO) is replaced, so the demo runs again and again; an empty or all-zero\n"
+"  file is replaced too; anything else (another volume, a partition table, other data) is\n"
+"  refused with exit 1, as 'streamfat mkfs' refuses it, unless --force. Then it logs a synthetic vehicle into it: four motor drives\n"
 "  (CAN ids 0x181-0x184) at 1 kHz and a steering wheel (0x025) at 100 Hz for 3 seconds,\n"
 "  files rotated every second. Then the writer is held for a moment while a diagnostic\n"
 "  burst (0x7E0) floods the deliberately small ring (64 KiB): records are dropped, counted,\n"
@@ -52,7 +55,7 @@ static const char help[] =
 "\n"
 "OPTIONS\n"
 "  -o, --image IMAGE  the image file to create instead of ./demo.img\n"
-"  -f, --force        replace IMAGE even when it is not a previous demo image\n"
+"  -f, --force        replace IMAGE even when it holds something else (it is lost)\n"
 "  -h, --help         show this help\n"
 "\n"
 "EXAMPLES\n"
@@ -60,8 +63,8 @@ static const char help[] =
 "  streamfat demo -o /tmp/demo.img && fsck.exfat -n /tmp/demo.img\n"
 "\n"
 "EXIT STATUS\n"
-"  0 everything went as designed, 1 something did not (the message says what), 2 wrong\n"
-"  usage.\n";
+"  0 everything went as designed, 1 something did not (the message says what; IMAGE held\n"
+"  something else and --force was not given: IMAGE is left as it was), 2 wrong usage.\n";
 
 /* A previous demo image: 64 MiB, exFAT, label DEMO (what this command makes). Opened
  * read-only; anything that does not mount is not one. */
@@ -476,9 +479,13 @@ int cmd_demo(int argc, char **argv)
                 cli_err("%s: exists and is not a regular file", image);
                 return CLI_ERR;
             }
-            if (!force && !is_demo_image(image)) {
-                cli_err("%s: exists and is not a previous demo image; not replaced (use -f)",
-                        image);
+            /* The demo's own previous image is its scratch output and is replaced; anything
+             * else is refused as every formatting command refuses it (format_guard.h). */
+            char what[400];
+            if (!force && !is_demo_image(image) &&
+                format_guard_look(image, what, sizeof what) > 0) {
+                cli_err("%s: holds %s and is not a previous demo image: not replaced; -o "
+                        "names another image, --force erases it", image, what);
                 return CLI_ERR;
             }
             if (unlink(image)) {
