@@ -55,6 +55,8 @@ static const char help[] =
 "      --duration T   stop after T (whichever of size and time comes first)\n"
 "      --plot FILE    draw throughput against data written into FILE (SVG)\n"
 "      --csv FILE     write the windows as CSV (window, start and end byte, time, MB/s)\n"
+"                     (an existing FILE is replaced only by a complete one; FILE naming\n"
+"                     TARGET is refused before anything is written)\n"
 "      --json         print one JSON object instead of the text report\n"
 "      --destroy      allow overwriting a file system or partition table\n"
 "  -h, --help         show this help\n"

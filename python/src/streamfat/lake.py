@@ -323,11 +323,17 @@ class _Parts:
             self._write(k)
         for w, _tmp in self.writers.values():
             w.close()
-        for (msg, date), (_w, tmp) in sorted(self.writers.items()):
-            self.lake.write_part(self.dev, msg, date, name, tmp,
-                                 f"part-{self.fid}-{self.after + 1:08d}-")
-            self.sm.parts += 1
-        self.writers = {}
+        try:
+            for (msg, date), (_w, tmp) in sorted(self.writers.items()):
+                self.lake.write_part(self.dev, msg, date, name, tmp,
+                                     f"part-{self.fid}-{self.after + 1:08d}-")
+                self.sm.parts += 1
+        except BaseException:         # e.g. a full disk: no temporary part stays behind
+            for _w, tmp in self.writers.values():
+                _unlink_quietly(tmp)
+            raise
+        finally:
+            self.writers = {}
 
     def abort(self):
         for w, tmp in self.writers.values():
