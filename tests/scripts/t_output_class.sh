@@ -19,7 +19,7 @@
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 need_sf
-need_tool sha256sum
+need_tool sha256sum mount
 
 # command    notlog nomatch full kill self ok   (- : does not apply, reason in NA below)
 TABLE="
