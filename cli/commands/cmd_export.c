@@ -212,7 +212,8 @@ static int close_out(FILE *f, struct out_file *of, int complete, const char *nam
     int c = fflush(f);
 
     if (c) {
-        cli_err("%s: write failed: %s", name, strerror(errno));
+        if (complete)            /* else the failure has been reported already */
+            cli_err("%s: write failed: %s", name, strerror(errno));
         return CLI_ERR;
     }
     return 0;
