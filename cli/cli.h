@@ -120,15 +120,23 @@ struct mkfs_args {
 int mkfs_run(const struct mkfs_args *a);
 
 /* A host output file that replaces an existing one only when complete (cli/common/outfile.c):
- * out_open writes to a temporary file beside path; out_close(ok) flushes, fsyncs and
- * renames it over path, or (not ok, or a write failed) removes it and leaves path as it
- * was. Both return 0 or CLI_ERR after printing an error. */
+ * every command that writes a host file opens it here. out_open writes to a temporary file
+ * beside path (a regular file; anything else is written in place) and refuses, before
+ * writing anything, a path that is `input` itself (NULL: no check); out_close(ok) flushes,
+ * fsyncs and renames it over path, or (not ok, or a write failed) removes it and leaves
+ * path as it was. Both return 0 or CLI_ERR after printing an error. */
+struct stat;
 struct out_file {
     FILE *f;
     const char *name;        /* as the user gave it, for messages */
     char *final, *tmp;       /* NULL when written directly (not a regular file) */
 };
-int out_open(struct out_file *o, const char *path);
+int out_open(struct out_file *o, const char *path, const struct stat *input);
 int out_close(struct out_file *o, int ok);
+/* 1 when a and b are one file (inode, or block device). */
+int out_same_file(const struct stat *a, const struct stat *b);
+/* 1 when f can be seeked back in to patch what it wrote: a regular file, at offset 0,
+ * not opened for appending. */
+int out_seekable(FILE *f);
 
 #endif
