@@ -249,6 +249,7 @@ static int handle_line(struct producer *p, const char *line, size_t n, struct wa
     if (rc == 0)
         return 0;
     if (rc < 0) {
+        src_note_bad_line(s, line, n, s->lineno);
         src_bad_input(s, "line", s->lineno, f.why ? f.why : "not a candump -L frame");
         return 0;
     }
@@ -258,6 +259,7 @@ static int handle_line(struct producer *p, const char *line, size_t n, struct wa
     if (ch == -2)
         return -2;
     if (ch < 0) {
+        src_note_bad_line(s, line, n, s->lineno);
         src_bad_input(s, "line", s->lineno, why);
         return 0;
     }
@@ -334,7 +336,7 @@ void *src_lines_main(void *arg)
     }
     src_flush_counters(p);
     free(buf);
-    if (eof && s->path)
+    if (eof)
         src_no_frames_check(s);
     if (eof || limit)
         atomic_fetch_add(&s->finished, 1);

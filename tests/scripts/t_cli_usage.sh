@@ -147,4 +147,4 @@ runtime_err "no-such-src" put "$img" "$WORK/no-such-src"
 # mkfs that fails on a new image leaves nothing behind.
 runtime_err "tiny.img" mkfs -s 4K "$WORK/tiny.img"
 [[ ! -e $WORK/tiny.img ]] || fail "failed mkfs left tiny.img behind"
-runtime_err "larger" mkfs -s 64M "$img"                                # larger than the file
+runtime_err "larger" mkfs --force -s 64M "$img"                                # larger than the file

@@ -45,8 +45,8 @@ repaired() {
 
 mkvol() {   # FS IMG SIZE_MIB
     case $1 in
-    fat32) sf_ok mkfs -q -t fat32 -c 512 -s "${3}M" "$2" ;;
-    *) sf_ok mkfs -q -t "$1" -s "${3}M" "$2" ;;
+    fat32) sf_ok mkfs -q --force -t fat32 -c 512 -s "${3}M" "$2" ;;
+    *) sf_ok mkfs -q --force -t "$1" -s "${3}M" "$2" ;;
     esac
 }
 
