@@ -25,6 +25,11 @@ extern const char *cli_cmd;
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "streamfat CMD: <message>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A host file that cannot be opened, in the one form every command uses (common/open_err.c):
+ * "streamfat CMD: PATH: cannot open: no such file or directory". cli_errno_text is
+ * strerror in the lower case of sf_strerror's texts. */
+void cli_open_err(const char *path, int errnum);
+const char *cli_errno_text(int errnum);
 /* Parse a non-negative decimal integer no larger than max; 0 or -1. */
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
 

@@ -32,7 +32,7 @@ static const char help[] =
 "  streamfat demo - the logger at work on an image file\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat demo [-f] [-o IMAGE]\n"
+"  streamfat demo [-F] [-o IMAGE]\n"
 "\n"
 "DESCRIPTION\n"
 "  Creates a 64 MiB sparse image (demo.img in the current directory) and formats it exFAT.\n"
@@ -56,8 +56,8 @@ static const char help[] =
 "  runs fsck.exfat too).\n"
 "\n"
 "OPTIONS\n"
-"  -o, --image IMAGE  the image file to create instead of ./demo.img\n"
-"  -f, --force        replace IMAGE even when it holds something else (it is lost)\n"
+"  -o, --output IMAGE the image file to create instead of ./demo.img (also --image)\n"
+"  -F, --force        replace IMAGE even when it holds something else (it is lost)\n"
 "  -h, --help         show this help\n"
 "\n"
 "EXAMPLES\n"
@@ -92,8 +92,9 @@ static int is_demo_image(const char *path)
 }
 
 static const struct option longopts[] = {
-    { "image", required_argument, NULL, 'o' },
-    { "force", no_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    { "image", required_argument, NULL, 'o' },      /* the name before docs/CLI.md */
+    { "force", no_argument, NULL, 'F' },
     CLI_LONGOPTS_END,
 };
 
@@ -290,7 +291,7 @@ static void check_file(struct target *t, const char *name, struct check *ck, uin
             ck->frames++;
             cnt = c.id == ID_DIAG ? (uint32_t)(c.data[0] | c.data[1] << 8)
                                   : (uint32_t)(c.data[6] | c.data[7] << 8);
-            if (c.id == ID_DIAG)
+            if (c.id == ID_DIAG && cnt < BURST)     /* not the closing frame (counter BURST) */
                 ck->diag++;
             if (ck->last[c.id] && cnt + 1 <= ck->last[c.id]) {
                 cli_err("%s: %s: id %03" PRIX32 ": counter %" PRIu32 " after %" PRIu32
@@ -451,7 +452,7 @@ out:
 int cmd_demo(int argc, char **argv)
 {
     struct mkfs_args a;
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:fh", longopts, help, 0);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:Fh", longopts, help, 0);
     struct target t;
     struct sf_log_stats st;
     struct sf_hist dev;
@@ -467,7 +468,7 @@ int cmd_demo(int argc, char **argv)
     while ((c = cli_getopt(&cl)) > 0) {
         if (c == 'o')
             image = optarg;
-        else if (c == 'f')
+        else if (c == 'F')
             force = 1;
     }
     if (c < 0)
@@ -528,7 +529,8 @@ int cmd_demo(int argc, char **argv)
     printf("  records written  %10" PRIu64 "\n", st.records_written);
     printf("  records dropped  %10" PRIu64 "  (ring full during the burst)\n",
            st.records_dropped);
-    printf("  records own      %10" PRIu64 "  (the writer's DROP records, written too)\n",
+    printf("  records own      %10" PRIu64 "  (DROP records the logger wrote itself, in the "
+           "files too)\n",
            st.records_own);
     printf("  bytes written    %10" PRIu64 "  (%" PRIu64 " durable)\n", st.bytes_written,
            st.bytes_durable);

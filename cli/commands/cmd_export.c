@@ -28,7 +28,7 @@
 
 static const char export_help[] =
 "NAME\n"
-"  streamfat export - decode log files into candump, ASC, BLF, CSV or raw\n"
+"  streamfat export - decode log files into candump, ASC, BLF, CSV, MF4 or raw\n"
 "\n"
 "SYNOPSIS\n"
 "  streamfat export [OPTIONS] [-o OUT] [--partition N] TARGET PATH\n"
@@ -416,8 +416,15 @@ static int export_all(const struct export_opts *o, const char *target, const cha
     struct stat image;
     struct walk w = { o, NULL, outdir, stat(target, &image) ? NULL : &image, 0, 0, 0 };
 
+    struct stat ost;
     if (mkdir(outdir, 0777) && errno != EEXIST) {
         cli_err("%s: %s", outdir, strerror(errno));
+        return CLI_ERR;
+    }
+    if (stat(outdir, &ost) || !S_ISDIR(ost.st_mode)) {
+        /* before: a regular file here let the walk run and say "no logs" */
+        cli_err("%s: not a directory (--all writes one file per log into a directory)",
+                outdir);
         return CLI_ERR;
     }
     if (target_open(&t, target, TARGET_RDONLY, partition))
@@ -552,8 +559,14 @@ int cmd_export(int argc, char **argv)
         struct export_input in = {
             is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC), NULL, 0
         };
+        struct stat ist;
+        if (in.fd >= 0 && !is_stdin && fstat(in.fd, &ist) == 0 && S_ISDIR(ist.st_mode)) {
+            close(in.fd);                 /* read() would say "I/O error" (EISDIR) */
+            in.fd = -1;
+            errno = EISDIR;
+        }
         if (in.fd < 0) {
-            cli_err("%s: %s", file, strerror(errno));
+            cli_open_err(file, errno);
             rc = CLI_ERR;
         } else {
             rc = export_to(&o, is_stdin ? "standard input" : file, &in, out,

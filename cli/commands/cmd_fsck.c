@@ -30,7 +30,7 @@ static const char help[] =
 "  docs/FSCK.md lists every check and repair rule.\n"
 "\n"
 "OPTIONS\n"
-"  -r, --repair     repair: reclaim leaked clusters, cut sizes and chains to their valid\n"
+"  --repair         repair: reclaim leaked clusters, cut sizes and chains to their valid\n"
 "                   allocation, fix checksums, re-attach log blocks, clear the dirty flag\n"
 "  --no-recover     do not look for log blocks past a log file's recorded end\n"
 "  --json           print one JSON object instead of text\n"
@@ -105,7 +105,7 @@ int cmd_fsck(int argc, char **argv)
     struct sf_bdev *bd;
     struct sf_check_result r;
     struct out o = { 0, 0 };
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":rh", longopts, help,
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, help,
                                   CLI_OPT_PARTITION | CLI_OPT_JSON);
     uint32_t partition, flags = 0;
     int c;

@@ -18,6 +18,7 @@
 
 #include "streamfat/log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -66,27 +67,24 @@ static const char help[] =
 "  stdin            candump -L lines '(sec.usec) iface id#data' (also id#R, id##Fdata for\n"
 "                   CAN FD, error frames); timestamps from the lines; with --raw: bytes.\n"
 "                   Waits for ring space rather than drop. Ends at end of input.\n"
-"  file:PATH        replay a candump -L, Vector ASC or Vector BLF log (told apart by\n"
-"                   content; BLF stored or zlib-compressed) at its recorded speed (--fast:\n"
-"                   at once); records keep their original timestamps, channels and flags\n"
-"                   (ASC/BLF channel N is interface can<N-1>; their start time is local\n"
-"                   time, TZ). A damaged file ends the run with an error, the frames before\n"
-"                   the damage logged. Ends at the end of the file. PATH must be a\n"
-"                   regular file (it is read twice); a pipe or FIFO is refused.\n"
+"  file:PATH        replay a candump -L, Vector ASC, Vector BLF or ASAM MDF 4 (MF4) log\n"
+"                   (told apart by content; BLF stored or zlib-compressed) at its\n"
+"                   recorded speed (--fast: at once); records keep their original\n"
+"                   timestamps, channels and flags (ASC/BLF channel N is interface\n"
+"                   can<N-1>; their start time is local time, TZ). A damaged file ends\n"
+"                   the run with an error, the frames before the damage logged. Ends at\n"
+"                   the end of the file. PATH must be a regular file (it is read twice);\n"
+"                   a pipe or FIFO is refused.\n"
 "  can:IFACE[,IFACE...]\n"
 "                   SocketCAN raw sockets, CAN FD enabled, kernel timestamps\n"
 "                   (SO_TIMESTAMPNS), error frames; one thread and channel per interface.\n"
-"                   (The test machines have no AF_CAN; the same reading loop is tested\n"
-"                   through canpair:FD, a descriptor such as one end of\n"
-"                   socketpair(AF_UNIX, SOCK_SEQPACKET) delivering struct can_frame /\n"
-"                   struct canfd_frame datagrams; it ends when the peer closes.)\n"
 "  udp:[HOST:]PORT  each datagram one SAMPLE record; HOST defaults to 127.0.0.1\n"
 "                   (PORT 0: a free port, printed on stderr: 'udp: listening on H:P')\n"
 "  latency:PERIOD   a cyclictest-style probe: sleep to absolute CLOCK_MONOTONIC times\n"
 "                   every PERIOD and record how late each wake-up was (LATENCY records)\n"
 "\n"
 "OPTIONS\n"
-"  -s, --source SRC     what to record (required)\n"
+"  --source SRC         what to record (required)\n"
 "  --filter [!]ID[/MASK][@CHANNEL]  CAN frames: keep those with (id & MASK) == (ID & MASK);\n"
 "                       repeat for more; '!' rejects (a matching reject wins; with no\n"
 "                       accept rule the rest is kept); @CHANNEL: that channel only (a\n"
@@ -133,8 +131,8 @@ static const char help[] =
 "                       already holds a volume, a partition table or other data is\n"
 "                       refused (exit 1, as 'streamfat mkfs'): to log onto it again,\n"
 "                       leave out --mkfs; to erase it, add --force\n"
-"  --force              with --mkfs: format even over a volume or other data\n"
-"  --size SIZE          with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
+"  -F, --force          with --mkfs: format even over a volume or other data\n"
+"  -s, --size SIZE      with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
 "                       ...; as 'streamfat mkfs -s') if it does not exist\n"
 "  --dir DIR            write the files into DIR (created if missing)\n"
 "  --name PATTERN       file names by strftime(3) of the file's start time (local), %n\n"
@@ -176,11 +174,11 @@ enum {
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
-    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_FORCE,
+    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
 };
 
 static const struct option longopts[] = {
-    { "source", required_argument, NULL, 's' },
+    { "source", required_argument, NULL, OPT_SOURCE },
     { "filter", required_argument, NULL, OPT_FILTER },
     { "trigger", required_argument, NULL, OPT_TRIGGER },
     { "pre", required_argument, NULL, OPT_PRE },
@@ -196,8 +194,8 @@ static const struct option longopts[] = {
     { "max-records", required_argument, NULL, OPT_MAX_RECORDS },
     { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
     { "mkfs", required_argument, NULL, OPT_MKFS },
-    { "size", required_argument, NULL, OPT_SIZE },
-    { "force", no_argument, NULL, OPT_FORCE },
+    { "size", required_argument, NULL, 's' },
+    { "force", no_argument, NULL, 'F' },
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
@@ -400,7 +398,7 @@ static int check_bounds(const struct log_args *a, uint64_t block, const char *co
 
 static int parse_args(int argc, char **argv, struct log_args *a)
 {
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qFh", longopts, help, CLI_OPT_PARTITION);
     int c, rc;
     uint64_t v;
     const char *given[16] = { 0 };      /* the value of OPT_FILTER + i as given (SEEN) */
@@ -413,7 +411,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     while ((c = cli_getopt(&cl)) > 0) {
         rc = 0;
         switch (c) {
-        case 's': a->source = optarg; break;
+        case OPT_SOURCE: a->source = optarg; break;
         /* the core's control stage (log_control.h) */
         case OPT_FILTER: rc = lctl_parse_filter(a->ctl, optarg) ? CLI_USAGE : 0; break;
         case OPT_PRESCALE: rc = lctl_parse_prescale(a->ctl, optarg) ? CLI_USAGE : 0; break;
@@ -458,7 +456,11 @@ static int parse_args(int argc, char **argv, struct log_args *a)
                 return cli_usage("--duration must be more than 0 (without it: until the "
                                  "source ends or Ctrl-C)");
             break;
-        case OPT_SIZE:
+        case 's':
+            /* -s was --source before -s meant --size in every command (docs/CLI.md) */
+            if (!isdigit((unsigned char)optarg[0]))
+                return cli_usage("-s is --size (--source has no short form; docs/CLI.md): %s",
+                                 optarg);
             rc = parse_size_opt("--size", optarg, &a->mkfs_size);
             if (!rc && !a->mkfs_size)
                 return cli_usage("--size must be more than 0");
@@ -499,7 +501,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         case OPT_MEASURE: a->measure = 1; break;
         case OPT_JSON: a->json = 1; break;
         case OPT_NO_DIRECT: a->direct = 0; break;
-        case OPT_FORCE: a->force = 1; break;
+        case 'F': a->force = 1; break;
         case 'q': a->quiet = 1; break;
         }
         if (rc)

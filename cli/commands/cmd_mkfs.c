@@ -24,8 +24,8 @@ static const char help[] =
 "\n"
 "SYNOPSIS\n"
 "  streamfat mkfs [-t TYPE] [-c CLUSTER] [-s SIZE] [-L LABEL] [--fats N]\n"
-"                 [--partition none|mbr|gpt] [--align SIZE] [--sector-size 512|4096]\n"
-"                 [--force] TARGET\n"
+"                 [--partition-table none|mbr|gpt] [--align SIZE] [--sector-size 512|4096]\n"
+"                 [-F] TARGET\n"
 "\n"
 "DESCRIPTION\n"
 "  Formats TARGET, an image file or a block device. When TARGET does not exist and -s is\n"
@@ -48,11 +48,12 @@ static const char help[] =
 "                           e.g. for over-provisioning); creates TARGET if it does not exist\n"
 "  -L, --label LABEL        volume label, up to 11 characters (FAT: ASCII, upper-cased)\n"
 "      --fats N             FAT32/FAT16: number of FATs, 1 or 2 (default 2)\n"
-"      --partition SCHEME   none (superfloppy), mbr or gpt; default: none for image files,\n"
-"                           mbr for block devices\n"
+"      --partition-table SCHEME  none (superfloppy), mbr or gpt; default: none for\n"
+"                           image files, mbr for block devices (the old spelling\n"
+"                           --partition SCHEME still works; elsewhere --partition N is an index)\n"
 "      --align SIZE         allocation-unit alignment (default 4M)\n"
 "      --sector-size N      sector size of a new or existing image file: 512 (default) or 4096\n"
-"      --force              format even when TARGET holds a volume, a partition table or\n"
+"  -F, --force              format even when TARGET holds a volume, a partition table or\n"
 "                           other data (everything on it is lost)\n"
 "  -q, --quiet              print nothing on success\n"
 "  -h, --help               show this help\n"
@@ -61,24 +62,27 @@ static const char help[] =
 "\n"
 "EXAMPLES\n"
 "  streamfat mkfs -s 64M disk.img\n"
-"  streamfat mkfs --force -c 128K -L LOGS --partition gpt /dev/sdb  # cards come formatted\n"
-"  streamfat mkfs --force -s 120GB /dev/mmcblk0  # leave the rest of the card unused\n"
-"  streamfat mkfs --force -t fat32 --fats 1 /dev/sdc   # FAT32 for an old logger\n"
+"  streamfat mkfs -F -c 128K -L LOGS --partition-table gpt /dev/sdb  # cards come formatted\n"
+"  streamfat mkfs -F -s 120GB /dev/mmcblk0  # leave the rest of the card unused\n"
+"  streamfat mkfs -F -t fat32 --fats 1 /dev/sdc   # FAT32 for an old logger\n"
 "\n"
 "EXIT STATUS\n"
 "  0 formatted, 1 error (nothing usable is left behind for a new image file; TARGET holds\n"
 "  data and --force was not given: TARGET is left as it was), 2 wrong usage.\n";
+
+enum { OPT_FATS = 256 };          /* long only: -F is --force (docs/CLI.md) */
 
 static const struct option longopts[] = {
     { "type", required_argument, NULL, 't' },
     { "cluster-size", required_argument, NULL, 'c' },
     { "size", required_argument, NULL, 's' },
     { "label", required_argument, NULL, 'L' },
-    { "partition", required_argument, NULL, 'P' },
+    { "partition-table", required_argument, NULL, 'P' },
+    { "partition", required_argument, NULL, 'P' },      /* the name before docs/CLI.md */
     { "align", required_argument, NULL, 'A' },
     { "sector-size", required_argument, NULL, 'S' },
-    { "fats", required_argument, NULL, 'F' },
-    { "force", no_argument, NULL, 'X' },
+    { "fats", required_argument, NULL, OPT_FATS },
+    { "force", no_argument, NULL, 'F' },
     { "quiet", no_argument, NULL, 'q' },
     CLI_LONGOPTS_END,
 };
@@ -133,7 +137,7 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
         return CLI_ERR;
     if (stat(target_dev_path(a->target), &st) != 0) {
         if (errno != ENOENT) {
-            cli_err("%s: %s", a->target, strerror(errno));
+            cli_open_err(a->target, errno);
             return CLI_ERR;
         }
         if (!a->have_size) {
@@ -263,7 +267,7 @@ int mkfs_run(const struct mkfs_args *a)
 int cmd_mkfs(int argc, char **argv)
 {
     struct mkfs_args a;
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":t:c:s:L:qh", longopts, help, 0);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":t:c:s:L:qFh", longopts, help, 0);
     const char *why;
     unsigned fats = 0;
     uint64_t v;
@@ -327,7 +331,7 @@ int cmd_mkfs(int argc, char **argv)
             else
                 return cli_usage("sector size must be 512 or 4096, not '%s'", optarg);
             break;
-        case 'F':
+        case OPT_FATS:
             if (strcmp(optarg, "1") == 0)
                 fats = 1;
             else if (strcmp(optarg, "2") == 0)
@@ -335,7 +339,7 @@ int cmd_mkfs(int argc, char **argv)
             else
                 return cli_usage("--fats: the number of FATs must be 1 or 2, not '%s'", optarg);
             break;
-        case 'X':
+        case 'F':
             a.force = 1;
             break;
         case 'q':

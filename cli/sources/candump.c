@@ -223,7 +223,14 @@ static int line_channel(struct producer *p, const char *ifc, size_t il, uint64_t
     src_add_name(s, ifc, il);
     pthread_mutex_unlock(&s->lock);
     src_wait_for_room(s, w, sf_rec_size((uint32_t)il));
-    sf_log_name_channel(s->lg, (uint8_t)i, s->names[i], ts);   /* a refusal is a drop */
+    /* the CHANNEL record goes through the ring like a frame: records_in counts it, so
+     * records_offered does too (it was 1 short per interface: issue 26) */
+    int rc = sf_log_name_channel(s->lg, (uint8_t)i, s->names[i], ts);
+    if (rc == 0 || rc == SF_EDROPPED) {
+        p->offered++;
+        p->offered_bytes += sf_rec_size((uint32_t)il);
+        p->dropped += rc != 0;                                  /* a refusal is a drop */
+    }
     return (int)i;
 }
 

@@ -150,7 +150,7 @@ static int file_prepare(struct log_source *s, struct producer *p)
     } else {
         p->fd = open(s->path, O_RDONLY | O_CLOEXEC);
         if (p->fd < 0) {
-            cli_err("%s: %s", s->path, strerror(errno));
+            cli_open_err(s->path, errno);
             return -1;
         }
     }

@@ -136,8 +136,8 @@ chmod 0644 "$img"
 cmp -s "$WORK/getdir/hello.txt" "$WORK/hello.txt" || fail "get into a directory"
 
 # Write commands refuse what they must and say why.
-runtime_err "hello.txt" put "$img" "$WORK/hello.txt" d/hello.txt      # exists, no -f
-grep -q -- "-f" "$WORK/err" || fail "put on an existing file does not mention -f"
+runtime_err "hello.txt" put "$img" "$WORK/hello.txt" d/hello.txt      # exists, no -F
+grep -q -- "-F" "$WORK/err" || fail "put on an existing file does not mention -F"
 runtime_err "d" rm "$img" d                                            # not empty
 runtime_err "$img" rm "$img" /
 runtime_err "d" mkdir "$img" d                                         # exists

@@ -140,7 +140,7 @@ for i in range(3000):                     # 3 s at 1 kHz; one 0x7DF at 1.5 s
 PY
 has_sanitizer_report "$WORK/rule.err" && fail "sanitizer report"
 cat "$WORK/rule.json" >&2
-jcheck "$WORK/rule.json" 'j["triggers"] == 1 and j["files"] == 1 and j["records_offered"] == 3000 and j["rules_fired"] == 1'
+jcheck "$WORK/rule.json" 'j["triggers"] == 1 and j["files"] == 1 and j["records_offered"] == 3001 and j["rules_fired"] == 1'
 decode "$IMG" --clean --candump "$WORK/rule.out"
 grep -q ' 7DF#' "$WORK/rule.out" || fail "the trigger frame is not in the trigger file"
 N=$(wc -l <"$WORK/rule.out")

@@ -76,7 +76,7 @@ args() {
     export_vol) ARGS=(export "${filt[@]}" -o "$out" "$img" "$path") ;;
     export_all) ARGS=(export "${filt[@]}" --all "$img" "$(dirname "$out")") ;;
     get) ARGS=(get "$img" "$path" "$out") ;;
-    demo) ARGS=(demo -f -o "$out") ;;
+    demo) ARGS=(demo -F -o "$out") ;;
     bench_plot) ARGS=(bench --bs 256K --qd 8 --plot "$out" "$SIM") ;;
     bench_csv) ARGS=(bench --bs 256K --qd 8 --csv "$out" "$SIM") ;;
     esac
