@@ -166,6 +166,7 @@ int cmd_fsck(int argc, char **argv)
         json_kv_u64(stdout, &first, "leaked_clusters", r.leaked_clusters);
         json_kv_u64(stdout, &first, "recovered_blocks", r.recovered_blocks);
         json_kv_u64(stdout, &first, "recovered_bytes", r.recovered_bytes);
+        json_kv_u64(stdout, &first, "recovered_damaged", r.recovered_damaged);
         fputs("}\n", stdout);
     }
     if (rc < 0) {
@@ -186,9 +187,11 @@ int cmd_fsck(int argc, char **argv)
                    (flags & SF_CHECK_REPAIR) || r.problems == r.unrepairable
                        ? "" : " (run with --repair to fix)");
         if (r.recovered_blocks)
-            printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s\n", path,
+            printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s, %" PRIu64
+                   " damaged blocks among them\n", path,
                    r.recovered_blocks, r.recovered_bytes,
-                   (flags & SF_CHECK_REPAIR) ? "re-attached" : "can be re-attached");
+                   (flags & SF_CHECK_REPAIR) ? "re-attached" : "can be re-attached",
+                   r.recovered_damaged);
     }
     return rc;
 }
