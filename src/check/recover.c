@@ -152,6 +152,22 @@ static int take_block(struct chk *k, const struct chk_cand *c, struct cursor *cu
     return ok;
 }
 
+/* exFAT NoFatChain candidate: 1 when the FAT holds its clusters first .. last as a chain
+ * (each entry the next cluster) that goes on past last, 0 when not, or an error. */
+static int fat_chain_continues(struct chk *k, const struct chk_cand *c)
+{
+    uint32_t x = c->first, nx;
+    if (k->fs != 64)
+        return 0;
+    for (uint32_t i = 0; i < c->nclus; i++, x++) {
+        if (chk_fat_get(k, x, &nx))
+            return SF_EIO;
+        if (i + 1 < c->nclus ? nx != x + 1 : !chk_clus_ok(k, nx))
+            return 0;
+    }
+    return 1;
+}
+
 static int recover_one(struct chk *k, struct chk_cand *c,
                        int (*set_size)(struct chk *, struct chk_cand *, uint64_t, uint32_t,
                                        uint32_t))
@@ -171,6 +187,16 @@ static int recover_one(struct chk *k, struct chk_cand *c,
      * with the last one of this file (the writer writes them in order, so nothing of it
      * lies beyond); the bad ones before that are attached too and counted, as the
      * readers will skip and count them. */
+    /* exFAT: a stream whose allocation stopped being contiguous wrote the whole chain into
+     * the FAT (allocation before data), while the entry, last written by a checkpoint, may
+     * still say NoFatChain: follow the FAT then, else the walk would run into the clusters
+     * of whatever lies after the first extent (the next file's preallocation). */
+    int was_contig = c->contig, err2;
+    if (c->contig && (err2 = fat_chain_continues(k, c)) != 0) {
+        if (err2 < 0)
+            return err2;
+        c->contig = 0;
+    }
     uint64_t file_id = ld_le64(h + 8), first = c->size / bsize, blocks = 0, bad = 0, run = 0;
     struct cursor cur = { c->last, 0, c->size };
     uint64_t good_pos = c->size;
@@ -202,8 +228,10 @@ static int recover_one(struct chk *k, struct chk_cand *c,
         else
             reach_clear(k, x);
     }
-    if (!blocks)
+    if (!blocks) {
+        c->contig = was_contig;
         return 0;
+    }
     if (!k->repair) {
         /* Found, not attached: the clusters stay unreached (leaks in this report). */
         x = c->last;

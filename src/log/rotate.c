@@ -297,6 +297,15 @@ static int put_header(struct sf_log *lg, uint64_t now)
      * issue 15; with more than 464 bytes of names the header's CRC would fail). */
     if (!err && lg->v->fs_type != SF_FS_EXFAT)
         err = sfl_drain(lg);
+    /* A checkpoint behind the header (docs/DESIGN.md, "Finding a file after a cut"): its
+     * FLUSH makes the header and the allocation durable, then the entry names the file's
+     * first cluster and its size covers the header, before the records that follow can be
+     * durable. A cut before the next regular checkpoint then leaves a file that repair
+     * extends over every block written, not an empty entry over leaked clusters; the
+     * header is this file's, so the blocks repair attaches are too. Once per file, behind
+     * the data: nothing waits for it. */
+    if (!err)
+        err = sf_stream_checkpoint_start(&lg->st[lg->cur]);
     return err;
 }
 
