@@ -318,12 +318,6 @@ static void durable_update(struct sf_log *lg, const struct sf_stream *s, uint64_
 static int do_checkpoint(struct sf_log *lg)
 {
     int err = sf_stream_checkpoint_start(&lg->st[lg->cur]);
-    if (err == SF_EBUSY) {
-        /* The cut rotated into a new file whose header checkpoint (rotate.c) still runs:
-         * this one is due again as soon as that one is done (ckpt_due). */
-        lg->next_ckpt_ns = log_now(lg);
-        return 0;
-    }
     if (err)
         return sfl_fail(lg, err);
     lg->dur_ck = lg->dur_n;

@@ -279,13 +279,29 @@ static int put_frame(uint64_t k)
     return sf_log_append_can(&lg, 0, now_ns, 0x100 + (uint32_t)(k % 16), 0, d, 8);
 }
 
+/* After each service call: the device writes at submission (the fault device is
+ * synchronous), so the frames of every block handed over are on it; serials count up
+ * without a hole while nothing was dropped. */
+static void note_written(void)
+{
+    struct sf_log_stats st;
+    if (fbd.dead)
+        return;         /* the cut came in this call: its blocks may be the ones refused */
+    sf_log_get_stats(&lg, &st);
+    if (!st.records_dropped && sess_base + st.records_written > written_k)
+        written_k = sess_base + st.records_written;
+}
+
 /* Service until idle; then note what the stats say is durable. <0: the writer failed. */
 static int pump(int track)
 {
     int r;
-    while ((r = sf_log_service(&lg)) > 0)
+    while ((r = sf_log_service(&lg)) > 0) {
         if (reference && track)
             ref_note(lg.v, lg.file_index);   /* before cyclic mode deletes a closed file */
+        if (track)
+            note_written();
+    }
     if (track) {
         struct sf_log_stats st;
         sf_log_get_stats(&lg, &st);
@@ -297,11 +313,7 @@ static int pump(int track)
         if (st.bytes_durable == st.bytes_written &&
             st.records_written == next_k - 1 - sess_base)
             durable_k = next_k - 1;
-        /* The device writes at submission (the fault device is synchronous): the frames of
-         * every block handed over are on it. Serials count up without a hole while nothing
-         * was dropped. */
-        if (!st.records_dropped && sess_base + st.records_written > written_k)
-            written_k = sess_base + st.records_written;
+        note_written();
         if (getenv("PC_TRACE"))
             fprintf(stderr, "step: k %" PRIu64 " durable %" PRIu64 " writes %" PRIu64
                     " files %" PRIu64 " del %" PRIu64 " bw %" PRIu64 " bd %" PRIu64 "\n",
