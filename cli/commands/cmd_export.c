@@ -66,7 +66,7 @@ static const char export_help[] =
 "  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
 "  malformed and repeated or out-of-order blocks are skipped (never a frame twice or out\n"
 "  of order), everything the rules allow is exported, and one line on standard error\n"
-"  sums it up ('damaged: invalid 1, missing 1').\n"
+"  sums it up ('damaged: invalid 1, out-of-sequence 2').\n"
 "\n"
 "OPTIONS\n"
 "  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw or mf4\n"

@@ -25,7 +25,10 @@ static const char help[] =
 "  checksums, the allocation bitmap or FAT against the clusters files reach (leaks,\n"
 "  cross-links, loops, chains leaving the volume), directory entry sets and checksums,\n"
 "  names, sizes against allocation, the dirty flag. Log files (.SFL) are searched for\n"
-"  blocks written after their last checkpoint. Without --repair nothing is written.\n"
+"  blocks written after their last checkpoint: every valid block up to the file's last\n"
+"  one is re-attached, the damaged ones between are counted (\"N damaged blocks among\n"
+"  them\", recovered_damaged in --json), as readers skip them. Without --repair nothing\n"
+"  is written.\n"
 "  exFAT, FAT32 and FAT16 are checked and repaired; FAT12 is checked only.\n"
 "  docs/FSCK.md lists every check and repair rule.\n"
 "\n"
@@ -166,6 +169,7 @@ int cmd_fsck(int argc, char **argv)
         json_kv_u64(stdout, &first, "leaked_clusters", r.leaked_clusters);
         json_kv_u64(stdout, &first, "recovered_blocks", r.recovered_blocks);
         json_kv_u64(stdout, &first, "recovered_bytes", r.recovered_bytes);
+        json_kv_u64(stdout, &first, "recovered_damaged", r.recovered_damaged);
         fputs("}\n", stdout);
     }
     if (rc < 0) {
@@ -186,9 +190,11 @@ int cmd_fsck(int argc, char **argv)
                    (flags & SF_CHECK_REPAIR) || r.problems == r.unrepairable
                        ? "" : " (run with --repair to fix)");
         if (r.recovered_blocks)
-            printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s\n", path,
+            printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s, %" PRIu64
+                   " damaged blocks among them\n", path,
                    r.recovered_blocks, r.recovered_bytes,
-                   (flags & SF_CHECK_REPAIR) ? "re-attached" : "can be re-attached");
+                   (flags & SF_CHECK_REPAIR) ? "re-attached" : "can be re-attached",
+                   r.recovered_damaged);
     }
     return rc;
 }
