@@ -23,7 +23,7 @@ struct rig {
     int n;
 };
 
-static void rig_take(struct rig *r)
+static inline void rig_take(struct rig *r)
 {
     struct sf_proto_msg m;
     while (sf_proto_next(&r->p, &m)) {
@@ -42,7 +42,7 @@ static void rig_take(struct rig *r)
 }
 
 /* Set up with cfg's protocol fields (sessions and arena are the rig's unless given). */
-static void rig_init(struct rig *r, const struct sf_proto_config *cfg)
+static inline void rig_init(struct rig *r, const struct sf_proto_config *cfg)
 {
     memset(r, 0, sizeof *r);
     if (cfg)
@@ -62,7 +62,7 @@ static void rig_init(struct rig *r, const struct sf_proto_config *cfg)
 }
 
 /* Feed one frame: time in ms, flags SF_CAN_*, its bytes. */
-static void rig_frame(struct rig *r, uint64_t ms, uint32_t id, uint32_t flags,
+static inline void rig_frame(struct rig *r, uint64_t ms, uint32_t id, uint32_t flags,
                       const uint8_t *d, uint8_t len)
 {
     struct sf_proto_frame f = {ms * 1000000ull, id, flags, 0, len, d};
@@ -75,7 +75,8 @@ static void rig_frame(struct rig *r, uint64_t ms, uint32_t id, uint32_t flags,
 }
 
 /* The same with the bytes as arguments: rig_f(r, ms, id, flags, n, b0, b1, ...). */
-static void rig_f(struct rig *r, uint64_t ms, uint32_t id, uint32_t flags, int n, ...)
+static inline void rig_f(struct rig *r, uint64_t ms, uint32_t id, uint32_t flags, int n,
+                         ...)
 {
     uint8_t d[64];
     va_list ap;
@@ -86,13 +87,13 @@ static void rig_f(struct rig *r, uint64_t ms, uint32_t id, uint32_t flags, int n
     rig_frame(r, ms, id, flags, d, (uint8_t)n);
 }
 
-static void rig_finish(struct rig *r)
+static inline void rig_finish(struct rig *r)
 {
     sf_proto_finish(&r->p);
     rig_take(r);
 }
 
-static const struct sf_proto_stats *rig_stats(const struct rig *r)
+static inline const struct sf_proto_stats *rig_stats(const struct rig *r)
 {
     return sf_proto_stats(&r->p);
 }
@@ -110,8 +111,8 @@ struct fr {
 /* ISO-TP sender: payload into frames of `dl` bytes (8, or up to 64 with SF_CAN_FD),
  * `ext` >= 0: a leading address byte; pad >= 0: fill to dl with it; one frame per `gap`
  * ms from `ms`. The 32-bit FF_DL escape above 4095 bytes. Returns the frame count. */
-static int isotp_frames(struct fr *out, uint64_t ms, uint64_t gap, uint32_t id, uint32_t flags,
-                        int ext, int pad, unsigned dl, const uint8_t *pl, uint32_t n)
+static inline int isotp_frames(struct fr *out, uint64_t ms, uint64_t gap, uint32_t id,
+                               uint32_t flags, int ext, int pad, unsigned dl, const uint8_t *pl, uint32_t n)
 {
     int k = 0;
     unsigned off = ext >= 0 ? 1 : 0;
@@ -182,13 +183,13 @@ static int isotp_frames(struct fr *out, uint64_t ms, uint64_t gap, uint32_t id, 
     return k;
 }
 
-static void rig_frames(struct rig *r, const struct fr *f, int n)
+static inline void rig_frames(struct rig *r, const struct fr *f, int n)
 {
     for (int i = 0; i < n; i++)
         rig_frame(r, f[i].ms, f[i].id, f[i].flags, f[i].d, f[i].len);
 }
 
-static void fill_pattern(uint8_t *p, uint32_t n, uint32_t seed)
+static inline void fill_pattern(uint8_t *p, uint32_t n, uint32_t seed)
 {
     for (uint32_t i = 0; i < n; i++)
         p[i] = (uint8_t)(i * 7u + seed * 13u + (i >> 8));
