@@ -82,7 +82,7 @@ enum sf_proto_status {
     SF_MSG_OK = 0,
     SF_MSG_TIMEOUT = 1,         /* the next frame came later than the timer allows */
     SF_MSG_BAD_SEQ = 2,         /* a wrong sequence number (missing or repeated frame) */
-    SF_MSG_BAD_LENGTH = 3,      /* an ISO-TP CF shorter than the session's frame size */
+    SF_MSG_BAD_LENGTH = 3,      /* a J1939 TP.DT or fast packet frame too short */
     SF_MSG_REPLACED = 4,        /* a new first frame (or SF, BAM, RTS) on the same session */
     SF_MSG_ABORTED = 5,         /* J1939 Connection Abort, ISO-TP flow control OVFLW */
     SF_MSG_END = 6,             /* still open at sf_proto_finish (the log ended) */
@@ -183,7 +183,8 @@ struct sf_proto_stats {
     uint64_t isotp_orphan_cf;   /* CF without an open session */
     uint64_t isotp_wrong_sn;    /* CF with a sequence number neither expected nor repeated */
     uint64_t isotp_dup_cf;      /* CF repeating the previous sequence number */
-    uint64_t isotp_short_cf;    /* CF with fewer bytes than the session's frame size */
+    uint64_t isotp_short_cf;    /* CF with fewer bytes than the session's frame size
+                                   (ignored) */
     uint64_t isotp_overflow;    /* FC OVFLW ending a session */
     /* J1939 transport */
     uint64_t j1939_cm, j1939_dt;

@@ -12,16 +12,22 @@
  *
  * Rules for what does not follow the standard (proto.h: broken messages):
  *   SF / FF with an impossible length (SF_DL 0 or beyond the frame, FF_DL not above what
- *     the FF carries, a truncated escape)       bad_pci, ignored
+ *     the FF carries, a truncated escape), an SF in a frame of more than 8 bytes without
+ *     the escape, an FF shorter than 8 bytes or of a length no CAN FD DLC gives
+ *                                                bad_pci, ignored
  *   SF or FF while a session is open             the open one ends SF_MSG_REPLACED
  *   CF without a session                         orphan_cf
  *   CF with the previous SN again                dup_cf, the session ends SF_MSG_BAD_SEQ
  *   CF with any other unexpected SN              wrong_sn, the session ends SF_MSG_BAD_SEQ
- *   CF with fewer bytes than the session's frame size (or than what remains) short_cf,
- *                                                ends SF_MSG_BAD_LENGTH
+ *   CF with fewer bytes than the FF's frame size (or than what remains)
+ *                                                short_cf, ignored: the session waits
+ *                                                for that SN again (the standard's rule
+ *                                                for CAN FD, here for classic CAN too)
  *   no CF within N_Cr of the FF, the last CF or an FC (WAIT)  ends SF_MSG_TIMEOUT
  *   FC with FS OVFLW                             overflow, the session it answers ends
- *                                                SF_MSG_ABORTED; FS > 2: bad_pci */
+ *                                                SF_MSG_ABORTED; FS > 2: bad_pci
+ * These are the rules of can-isotp 2.0.7's receiver too (t_proto_isotp_ref), but for a
+ * short classic CF, which it takes as it is. */
 #include "proto_impl.h"
 #include <string.h>
 
@@ -65,6 +71,13 @@ static int classify(const struct sf_proto *p, const struct sf_proto_frame *f, ui
         return 1;
     }
     return 0;
+}
+
+/* A frame length a first frame may have: 8, or a CAN FD DLC's length above 8. */
+static int dlc_length(uint8_t len)
+{
+    return len == 8 || len == 12 || len == 16 || len == 20 || len == 24 || len == 32 ||
+           len == 48 || len == 64;
 }
 
 static void single(struct sf_proto *p, const struct sf_proto_frame *f, uint32_t key,
@@ -138,7 +151,6 @@ static void consecutive(struct sf_proto *p, const struct sf_proto_frame *f,
         need = s->unit;
     if ((uint32_t)f->len - off - 1u < need) {
         p->stats.isotp_short_cf++;
-        sf_proto_close(p, s, SF_MSG_BAD_LENGTH);
         return;
     }
     sf_proto_append(p, s, f->data + off + 1, need, f->ts);
@@ -197,7 +209,7 @@ int sf_isotp_frame(struct sf_proto *p, const struct sf_proto_frame *f)
             dl = d[off + 1];
             start = off + 2;
         }
-        if (!dl || start + dl > f->len) {
+        if (!dl || start + dl > f->len || (nib && f->len > 8)) {
             p->stats.isotp_bad_pci++;
             return 1;
         }
@@ -222,7 +234,7 @@ int sf_isotp_frame(struct sf_proto *p, const struct sf_proto_frame *f)
                  (uint32_t)d[off + 4] << 8 | d[off + 5];
             start = off + 6;
         }
-        if (dl <= (uint32_t)f->len - start || f->len <= start) {
+        if (dl <= (uint32_t)f->len - start || !dlc_length(f->len)) {
             p->stats.isotp_bad_pci++;
             return 1;
         }

@@ -175,8 +175,9 @@ static inline int isotp_frames(struct fr *out, uint64_t ms, uint64_t gap, uint32
     }
     if (pad >= 0)
         for (int i = 0; i < k; i++) {
-            /* an FD frame's length is a DLC length; classic pads to 8 */
-            unsigned to = dl;
+            /* to the frame size; an SF without the escape to 8 (the standard: only
+               escaped SFs are longer) */
+            unsigned to = k == 1 && (out[i].d[off] & 0xF) ? 8 : dl;
             memset(out[i].d + out[i].len, pad, to - out[i].len);
             out[i].len = (uint8_t)to;
         }

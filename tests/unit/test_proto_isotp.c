@@ -265,14 +265,25 @@ static void broken(void)
     rig_f(&r, 1802, 0x7E0, 0, 3, 0x35, 0, 0);
     CHECK_EQ(st->isotp_bad_pci, 1);
 
-    /* a CF shorter than the session's frames */
+    /* a CF shorter than the session's frames is ignored; the same SN whole is taken */
     rig_init(&r, NULL);
     rig_frames(&r, fr, 2);
-    rig_f(&r, 30, 0x7E8, 0, 4, 0x22, 1, 2, 3);
+    rig_f(&r, 25, 0x7E8, 0, 4, 0x22, 1, 2, 3);
     st = rig_stats(&r);
-    REQUIRE(r.n == 1);
-    CHECK(r.m[0].status == SF_MSG_BAD_LENGTH && r.m[0].length == 13);
+    CHECK_EQ(r.n, 0);
     CHECK_EQ(st->isotp_short_cf, 1);
+    rig_frames(&r, fr + 2, k - 2);
+    REQUIRE(r.n == 1);
+    CHECK(r.m[0].status == SF_MSG_OK && memcmp(r.m[0].payload, pl, 50) == 0);
+    /* a last CF too short for what remains: ignored too, then the log ends */
+    rig_frames(&r, fr, k - 1);
+    struct fr last = fr[k - 1];
+    last.len = 2;
+    rig_frames(&r, &last, 1);
+    rig_finish(&r);
+    REQUIRE(r.n == 2);
+    CHECK(r.m[1].status == SF_MSG_END && r.m[1].length == 6 + 7 * 6);
+    CHECK_EQ(st->isotp_short_cf, 2);
 
     /* impossible PCIs: none makes a message */
     rig_init(&r, NULL);
@@ -282,9 +293,16 @@ static void broken(void)
     rig_f(&r, 3, 0x7E8, 0, 4, 0x10, 0x00, 0, 0);               /* escape cut short */
     rig_f(&r, 4, 0x7E8, 0, 2, 0x40, 0);        /* PCI 4 */
     rig_f(&r, 5, 0x7E8, 0, 0);                 /* no byte */
+    rig_f(&r, 6, 0x7E8, 0, 7, 0x10, 0x20, 1, 2, 3, 4, 5);     /* FF of 7 bytes */
+    memset(pl + 100, 0, 64);
+    pl[100] = 0x03;                            /* SF without the escape in 12 bytes */
+    rig_frame(&r, 7, 0x7E8, SF_CAN_FD, pl + 100, 12);
+    pl[100] = 0x10;                            /* FF of 10 bytes: no DLC gives that */
+    pl[101] = 0x40;
+    rig_frame(&r, 8, 0x7E8, SF_CAN_FD, pl + 100, 10);
     rig_finish(&r);
     CHECK_EQ(r.n, 0);
-    CHECK_EQ(rig_stats(&r)->isotp_bad_pci, 6);
+    CHECK_EQ(rig_stats(&r)->isotp_bad_pci, 9);
 
     /* the log ends inside a message */
     rig_init(&r, NULL);
