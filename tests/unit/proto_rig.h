@@ -112,7 +112,8 @@ struct fr {
  * `ext` >= 0: a leading address byte; pad >= 0: fill to dl with it; one frame per `gap`
  * ms from `ms`. The 32-bit FF_DL escape above 4095 bytes. Returns the frame count. */
 static inline int isotp_frames(struct fr *out, uint64_t ms, uint64_t gap, uint32_t id,
-                               uint32_t flags, int ext, int pad, unsigned dl, const uint8_t *pl, uint32_t n)
+                               uint32_t flags, int ext, int pad, unsigned dl,
+                               const uint8_t *pl, uint32_t n)
 {
     int k = 0;
     unsigned off = ext >= 0 ? 1 : 0;
