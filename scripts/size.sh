@@ -114,8 +114,8 @@ report_as() {  # name printed, program, core dir
     echo "size $name text=$((t - et)) data=$((d - ed)) bss=$((b - eb)) stack=$stack deepest=$path"
 }
 
-sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full runtime-control
-                 proto}
+default_sets="runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full"
+sets=${SIZE_SETS:-$default_sets runtime-control proto}
 lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF"
 tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
 # (The tiny logger uses no struct sf_file: SF_FILE_BUF_SIZE=0 only keeps the core build as
