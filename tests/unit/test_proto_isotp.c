@@ -196,6 +196,16 @@ static void broken(void)
     CHECK_EQ(st->isotp_orphan_cf, 4);
     CHECK_EQ(st->messages_broken, 1);
 
+    /* a CF with SN 0 right after the FF is a wrong SN, not a repeat (the FF is no CF) */
+    rig_init(&r, NULL);
+    rig_frames(&r, fr, 1);
+    rig_f(&r, 5, 0x7E8, 0, 8, 0x20, 0, 0, 0, 0, 0, 0, 0);
+    st = rig_stats(&r);
+    REQUIRE(r.n == 1);
+    CHECK(r.m[0].status == SF_MSG_BAD_SEQ && r.m[0].length == 6);
+    CHECK_EQ(st->isotp_wrong_sn, 1);
+    CHECK_EQ(st->isotp_dup_cf, 0);
+
     /* a duplicated CF */
     rig_init(&r, NULL);
     rig_frames(&r, fr, 3);
@@ -313,6 +323,30 @@ static void broken(void)
     CHECK_EQ(rig_stats(&r)->ended, 1);
 }
 
+/* sessions are per channel: the same id on two buses interleaved */
+static void channels(void)
+{
+    rig_init(&r, NULL);
+    uint8_t a[30], b[30];
+    fill_pattern(a, 30, 11);
+    fill_pattern(b, 30, 12);
+    struct fr fa[8], fb[8];
+    int k = isotp_frames(fa, 0, 2, 0x7E8, 0, -1, 0, 8, a, 30);
+    isotp_frames(fb, 1, 2, 0x7E8, 0, -1, 0, 8, b, 30);
+    for (int i = 0; i < k; i++) {
+        struct sf_proto_frame f0 = {fa[i].ms * 1000000ull, 0x7E8, 0, 0, 8, fa[i].d};
+        struct sf_proto_frame f1 = {fb[i].ms * 1000000ull, 0x7E8, 0, 1, 8, fb[i].d};
+        sf_proto_feed(&r.p, &f0);
+        rig_take(&r);
+        sf_proto_feed(&r.p, &f1);
+        rig_take(&r);
+    }
+    REQUIRE(r.n == 2);
+    CHECK(r.m[0].channel == 0 && memcmp(r.m[0].payload, a, 30) == 0);
+    CHECK(r.m[1].channel == 1 && memcmp(r.m[1].payload, b, 30) == 0);
+    CHECK_EQ(rig_stats(&r)->messages_broken, 0);
+}
+
 static void resources(void)
 {
     /* an arena too small: the session is refused and counted, its CFs are orphans */
@@ -382,6 +416,7 @@ int main(void)
     extended_and_mixed();
     escape_and_fd();
     broken();
+    channels();
     resources();
     ff_event();
     TEST_END();

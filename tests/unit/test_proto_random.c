@@ -4,6 +4,9 @@
  * message alone: which of its frames arrived, in which order. The model needs no session
  * table, arena, timer or interleaving, which is what the library adds on top of the rules.
  *
+ * Then garbage: random frames on the same ids, checked for the invariants under the
+ * sanitizers.
+ *
  * Messages on one key are 2 s apart (more than any timer), so a broken one always ends
  * before the next starts; a last frame far later ends every session by its timer. */
 #include "check.h"
@@ -312,9 +315,76 @@ static void one_seed(uint32_t seed)
     CHECK_EQ(st->no_session + st->no_memory + st->not_taken, 0);
 }
 
+/* Garbage: random frames on the protocols' ids (random lengths, PCI bytes, flags, small
+ * tables and arena so that they run out) under ASan/UBSan; every message keeps the
+ * invariants and every queued message is handed out once. */
+static void garbage(uint32_t seed)
+{
+    static const uint32_t ids[] = {0x7E0, 0x7E8, 0x7DF, 0x18DAF110, 0x18DA10F1, 0x18DB33F1,
+                                   0x1CECFF00, 0x1CEBFF00, 0x1CEC2100, 0x1CEB2100, 0x1CEC00F9,
+                                   0x0DF80523, 0x612, 0x6F1, 0x100};
+    static const uint32_t pgns[] = {129029};
+    static const struct sf_isotp_pair pairs[] = {{0x6F1, 0x612, 0, SF_ISOTP_EXTENDED, 0xFF}};
+    struct sf_proto_session sess[5];
+    uint8_t arena[700];
+    struct sf_proto p;
+    struct sf_proto_config c = {.sessions = sess, .nsessions = 5, .arena = arena,
+                                .arena_size = sizeof arena, .fast_pgns = pgns, .n_fast_pgns = 1,
+                                .isotp_pairs = pairs, .n_isotp_pairs = 1, .report_ff = 1,
+                                .n_cr_ms = 20, .t1_ms = 20, .t2_ms = 30, .t3_ms = 30,
+                                .t4_ms = 30, .fast_ms = 20};
+    REQUIRE(sf_proto_init(&p, &c) == 0);
+    rng = seed;
+    uint64_t ts = 0, handed = 0;
+    struct sf_proto_msg m;
+    uint8_t d[64];
+    for (int i = 0; i < 200000; i++) {
+        ts += 1000000ull * (rnd() % 4);
+        uint32_t id = ids[rnd() % (sizeof ids / sizeof ids[0])];
+        uint8_t len = (uint8_t)(rnd() % 3 ? 8 : rnd() % 65);
+        for (int k = 0; k < len; k++)
+            d[k] = (uint8_t)rnd();
+        if (len && rnd() % 2)
+            d[0] = (uint8_t)(rnd() % 4 << 4 | rnd() % 3);   /* plausible PCIs more often */
+        if (len > 1 && id >> 16 == 0x1CEC && rnd() % 2)
+            d[0] = (uint8_t[]){16, 17, 19, 32, 255}[rnd() % 5];
+        uint32_t flags = (id > 0x7FF ? SF_CAN_EFF : 0) | (len > 8 ? SF_CAN_FD : 0);
+        struct sf_proto_frame f = {ts, id, flags, (uint8_t)(rnd() % 2), len, d};
+        int q = sf_proto_feed(&p, &f);
+        CHECK(q >= 0);
+        int taken = 0;
+        while (sf_proto_next(&p, &m)) {
+            taken++;
+            handed += m.event == SF_PROTO_EV_MESSAGE;
+            CHECK(m.length <= m.declared);
+            CHECK(m.first_ts <= m.last_ts);
+            CHECK(!m.length || m.payload);
+            CHECK(m.status <= SF_MSG_END);
+            if (m.proto == SF_PROTO_J1939)
+                CHECK(m.declared >= 9 && m.declared <= SF_J1939_TP_MAX);
+            if (m.proto == SF_PROTO_FAST)
+                CHECK(m.declared >= 1 && m.declared <= SF_FAST_MAX);
+            if (m.status == SF_MSG_OK && m.event == SF_PROTO_EV_MESSAGE)
+                CHECK(m.length == m.declared);
+        }
+        CHECK_EQ(taken, q);
+        if (check_failures)
+            return;
+    }
+    sf_proto_finish(&p);
+    while (sf_proto_next(&p, &m))
+        handed++;
+    const struct sf_proto_stats *st = sf_proto_stats(&p);
+    CHECK_EQ(st->messages_ok + st->messages_broken, handed);
+    CHECK_EQ(st->not_taken, 0);
+    CHECK(st->no_session + st->no_memory > 0 && st->timeouts > 0);   /* the tables ran out */
+}
+
 int main(void)
 {
     for (uint32_t seed = 1; seed <= 60 && !check_failures; seed++)
         one_seed(seed);
+    for (uint32_t seed = 1; seed <= 5 && !check_failures; seed++)
+        garbage(seed);
     TEST_END();
 }
