@@ -6,8 +6,8 @@
  *
  * FRAMES: one frame a line, "TS_NS ID FLAGS HEX" (ids and flags in hex, flags SF_CAN_*,
  * HEX the data bytes, "-" for none). MODE: 0 normal, 1 extended, 2 mixed. Prints one line a
- * message or event, "msg PROTO STATUS ID ADDR LENGTH DECLARED HEX" (ids in hex, "-" for
- * an empty payload), after sf_proto_finish, then "stats NAME=VALUE ...". Exit 0, or 2 on
+ * message or event, "msg PROTO STATUS ID ADDR LENGTH DECLARED HEX PGN SA DA" (hex; "-"
+ * for an empty payload), after sf_proto_finish, then "stats NAME=VALUE ...". Exit 0, or 2 on
  * bad input (one line on stderr). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,7 +30,7 @@ static void print(const struct sf_proto_msg *m)
         putchar('-');
     for (uint32_t i = 0; i < m->length; i++)
         printf("%02x", m->payload[i]);
-    putchar('\n');
+    printf(" %" PRIx32 " %02x %02x\n", m->pgn, m->sa, m->da);
 }
 
 static int hexval(int c)
