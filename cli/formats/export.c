@@ -413,6 +413,10 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
     j->x.relative = o->relative;
     j->x.blf_level = o->blf_level;
     j->x.mf4_level = o->mf4_level;
+    j->x.isotp_pairs = o->pairs;
+    j->x.n_isotp_pairs = o->npairs;
+    j->x.fast_pgns = o->pgns;
+    j->x.n_fast_pgns = o->npgns;
     j->x.meta = j->meta;
     j->x.ifname = (const char (*)[EXPORT_IFNAME_MAX])j->ifname;
     j->x.wide_cols = j->wide_cols;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "sources/log_sources.h"
+#include "streamfat/proto.h"
 #include "streamfat/rec.h"
 
 struct sf_file;
@@ -42,6 +43,11 @@ struct export_ctx {
      * when the input can be read twice (their start time must not be later). */
     int have_min;
     uint64_t min_ts;
+    /* messages: the ISO-TP pairs and fast-packet PGNs the user named */
+    const struct sf_isotp_pair *isotp_pairs;
+    unsigned n_isotp_pairs;
+    const uint32_t *fast_pgns;
+    unsigned n_fast_pgns;
     uint64_t written;              /* records the writer took */
     uint64_t clamped;              /* records older than a format's start time, put at it */
     void *priv;                    /* the writer's state */
@@ -66,6 +72,7 @@ struct export_writer {
 extern const struct export_writer export_candump, export_asc, export_blf, export_csv,
     export_csv_wide, export_raw;
 extern const struct export_writer export_mf4;
+extern const struct export_writer export_messages;
 
 /* Helpers for the text formats. */
 extern const char export_hexu[16];
@@ -84,6 +91,8 @@ unsigned export_vector_channel(const struct export_ctx *x, uint8_t ch);
 /* ---- export.c: one log through the filters into a writer ----------------------------- */
 
 #define EXPORT_MAX_CHANNEL_FILTERS 32
+#define EXPORT_MAX_PAIRS 32        /* --isotp-pair */
+#define EXPORT_MAX_PGNS 32         /* --fast-pgn */
 #define EXPORT_NO_MATCH 3          /* exit status: the filters selected nothing */
 
 /* A time bound: +DURATION from the log's start, or absolute ns. */
@@ -102,6 +111,10 @@ struct export_opts {
     int id_accept;                 /* some --id accepts (else everything not rejected) */
     struct export_tbound from, to;
     int relative, blf_level, mf4_level;
+    struct sf_isotp_pair pairs[EXPORT_MAX_PAIRS];
+    unsigned npairs;
+    uint32_t pgns[EXPORT_MAX_PGNS];
+    unsigned npgns;
 };
 
 /* Where the log's bytes come from: a host descriptor or a file on a volume. */
