@@ -1,8 +1,11 @@
 """A PySpark data source (Spark >= 4.0's Python Data Source API) for streamfat logs.
 
     import streamfat.spark
-    streamfat.spark.register(spark)
+    spark = streamfat.spark.local_session()      # or register(spark) with a session of yours
     df = spark.read.format("streamfat").option("dbc", "vehicle.dbc").load("/data/logs/")
+
+Spark's Python workers must import streamfat: local_session() runs them with this Python;
+register(spark) checks a session's workers and says what to set (PYSPARK_PYTHON) if not.
 
 load(PATH): a directory (every .SFL file below it), a .SFL file, an image (every .SFL file of
 its volume); several paths separated by commas. Options:
