@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _core
-from .errors import FormatError, NotAVolumeError
+from .errors import FormatError, NotALogError, NotAVolumeError, SourceNotFoundError
 from .volume import Volume, VolumeFile
 
 CHUNK = 4 << 20               # bytes of a file decoded per batch
@@ -147,7 +147,10 @@ def _iter_files(source, strict=False):
     path = os.fspath(source)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    st = os.stat(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise SourceNotFoundError(path) from None
     if stat.S_ISDIR(st.st_mode):
         for f in _sfl_files_in_dir(path):
             with open(f, "rb", buffering=0) as fh:
@@ -156,7 +159,8 @@ def _iter_files(source, strict=False):
     if stat.S_ISREG(st.st_mode):
         with open(path, "rb", buffering=0) as fh:
             head = fh.read(4)
-        if path.lower().endswith(".sfl") or head == b"SFLB":
+        # an empty file is a log never written (docs/FORMAT.md): no records, no damage
+        if path.lower().endswith(".sfl") or head == b"SFLB" or not st.st_size:
             with open(path, "rb", buffering=0) as fh:
                 yield path, fh
             return
@@ -165,13 +169,27 @@ def _iter_files(source, strict=False):
     except NotAVolumeError:
         if strict or not stat.S_ISREG(st.st_mode):
             raise
-        with open(path, "rb", buffering=0) as fh:     # a log whose block 0 is damaged?
-            yield path, fh
+        # a log whose block 0 is damaged? Read as one; if no block is valid, the error
+        # says it is neither a log nor a volume
+        with open(path, "rb", buffering=0) as fh:
+            yield path, _NeitherFile(fh)
         return
     with vol:
         for p in vol.log_files():
             with vol.open(p) as f:
                 yield f.name, f
+
+
+class _NeitherFile:
+    """A file that is no volume, read as a log: its not-a-log error says both."""
+    neither = True
+
+    def __init__(self, f):
+        self.f = f
+        self.name = f.name
+
+    def readinto(self, b):
+        return self.f.readinto(b)
 
 
 def list_sources(source):
@@ -189,11 +207,14 @@ class _FileState:
         self.meta = {}
         self.stats = None
         self.damage = []             # Damage records
+        self.size = 0                # bytes read so far
+        self.neither = False         # a file that is no volume either (_NeitherFile)
 
 
 def _decode_file(name, f, chunk=CHUNK):
     """Yield (state, batch) per chunk of one file; state.stats is set after the last."""
     st = _FileState(name)
+    st.neither = getattr(f, "neither", False)
     dec = _core.Decoder()
     buf = bytearray(chunk)
     mv = memoryview(buf)
@@ -210,6 +231,7 @@ def _decode_file(name, f, chunk=CHUNK):
         else:
             piece = f.read(chunk) or b""
             n = len(piece)
+        st.size += n or 0
         ended = dec.decode(piece, not n)
         b = dec.take()
         if st.header is None and dec.header() is not None:
@@ -249,10 +271,18 @@ def _names_and_meta(st, b):
             st.meta.setdefault(k, v)
 
 
+def _damage_error(st, d):
+    """The exception errors="raise" raises for damage d: a file without one valid block
+    is "not a streamfat log" (NotALogError, the words and the exit status of `streamfat
+    export`), anything else a FormatError naming the block."""
+    if d.kind == "not a log":
+        return NotALogError(st.name, st.size, st.neither)
+    return FormatError(st.name, d.block, d.offset, d.kind, d.reason, d.blocks)
+
+
 def _raise_first(st, b):
     if b["damage"]:
-        d = st.damage[-len(b["damage"])]
-        raise FormatError(st.name, d.block, d.offset, d.kind, d.reason, d.blocks)
+        raise _damage_error(st, st.damage[-len(b["damage"])])
 
 
 def _clock(st):
@@ -559,6 +589,5 @@ def read_log(source, errors="raise"):
                 yield st.header
             for _key, rec in _records(st, b):
                 if isinstance(rec, Damage) and errors == "raise":
-                    raise FormatError(rec.file, rec.block, rec.offset, rec.kind, rec.reason,
-                                      rec.blocks)
+                    raise _damage_error(st, rec)
                 yield rec
