@@ -33,7 +33,7 @@ cat >"$WORK/broken.log" <<'LOG'
 (1700000000.003000) can0 7E8#2313141516171819
 (1700000000.004000) can0 7E8#1014000102030405
 LOG
-sf_ok mkfs -q -t exfat -s 32M "$IMG"
+sf_ok mkfs -q --force -t exfat -s 32M "$IMG"   # a new volume for the FD part
 log_json "$WORK/log2.json" --source "file:$WORK/broken.log" --fast "$IMG" || fail "log failed"
 sf_ok export -f messages -o "$WORK/broken.jsonl" "$IMG" LOG00001.SFL
 python3 - "$WORK/broken.jsonl" <<'PY' || fail "broken messages not as documented"
