@@ -240,7 +240,7 @@ static int handle(struct job *j, const struct sf_dec_event *ev)
                         "reader", j->src, bit);
             return 0;
         }
-        if (!j->have_start)
+        if (!j->have_start && ev->hdr.start_ts)   /* 0: no wall clock; the first record's */
             set_start(j, ev->hdr.start_ts);
         return 0;
     }

@@ -97,9 +97,12 @@ struct sf_tiny_log_cfg {
                                     FAT limit, 4 GiB - 1 rounded down to blocks) */
     uint32_t checkpoint_bytes;   /* checkpoint after this many bytes (0: off) */
     uint64_t checkpoint_ns;      /* and this long after the last one (0: 1 s; needs clock) */
-    sf_tiny_clock_fn clock;      /* file start times, time-based checkpoints (NULL: none) */
+    sf_tiny_clock_fn clock;      /* time-based checkpoints, and file start times when it is
+                                    the realtime clock (NULL: none) */
     void *clock_ctx;
-    uint32_t clock_kind;         /* enum sf_clock_kind, stored in file headers */
+    uint32_t clock_kind;         /* enum sf_clock_kind, stored in file headers; unless it is
+                                    SF_CLOCK_REALTIME the headers' start time is 0, "no wall
+                                    clock" (docs/FORMAT.md) */
     uint64_t session_id;         /* random, from the caller; file ids derive from it */
     /* The channels records may use: 0 .. channel_count - 1 (at most 256), each named in
      * every file (docs/FORMAT.md, Channel names): channel_names[i], or can<i> when

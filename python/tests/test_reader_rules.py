@@ -229,3 +229,48 @@ def test_item13_pycan_mf4_times(tmp_path):
     assert got == want
     csv = sf("export", "-f", "csv", img, "LOG00001.SFL").stdout.decode().splitlines()[1:]
     assert [ln.split(",")[0] for ln in csv] == want
+
+
+# ---- item 12: the canid_t flag bits in text ids -------------------------------------------
+
+def test_item12_candump_flag_bits(tmp_path):
+    img = tmp_path / "c.img"
+    lines = ["(1700000000.000001) can0 40000123#11", "(1700000000.000002) can0 80000123#11",
+             "(1700000000.000003) can0 C0000123#R", "(1700000000.000004) can0 00000123#22",
+             "(1700000000.000005) can0 20000080#0000000000000000"]
+    r = sf("log", "--mkfs", "exfat", "--size", "64M", "--source", "stdin", "--no-direct",
+           img, input=("\n".join(lines) + "\n").encode(), check=False)
+    err = r.stderr.decode()
+    for n in (1, 2, 3):
+        assert f"stdin line {n}: id with bit 30 or 31 set" in err, err
+    out = sf("export", img, "LOG00001.SFL").stdout.decode().splitlines()
+    assert [ln.split(" ", 2)[2] for ln in out] == ["00000123#22", "20000080#0000000000000000"]
+
+
+def test_item12_error_frame_eff(tmp_path):
+    """An error frame with EFF and a class <= 0x7FF is invalid (candump could not keep its
+    EFF); with a class above 0x7FF it needs EFF."""
+    data = sfl([[can(0, T0 + 1, 0x80, bytes(8), flags=4 | 1),      # ERR|EFF, small class
+                 can(0, T0 + 2, 0x80, bytes(8), flags=4),          # ERR
+                 can(0, T0 + 3, 0x800, bytes(8), flags=4 | 1)]])   # ERR|EFF, large class
+    exp, ref, arrow = readers(tmp_path, data)
+    agree(exp, ref, arrow)
+    assert exp["verdict"] == "bad-can 1"
+    assert [r for _, r in exp["lines"]] == ["20000080#0000000000000000",
+                                            "20000800#0000000000000000"]
+    assert arrow["table"].column("ext").to_pylist() == [False, True]
+
+
+# ---- item 11: "no wall clock" ----------------------------------------------------------
+
+def test_item11_no_wall_clock(tmp_path):
+    """start_ts 0 (the tiny logger without a realtime clock): readers show the start as
+    unknown; export's --relative counts from the first record."""
+    data = sfl([[can(0, 5_000_000_000, 0x10, b"\x01"), can(0, 6_500_000_000, 0x11)]],
+               start_ts=0, clock=1)
+    p = tmp_path / "t.sfl"
+    p.write_bytes(data)
+    hdr = next(iter(streamfat.read_log(str(p))))
+    assert isinstance(hdr, streamfat.Header) and hdr.start_ts is None
+    out = sf("export", "--relative", p).stdout.decode().splitlines()
+    assert [ln.split(")")[0] for ln in out] == ["(0.000000", "(1.500000"]

@@ -170,7 +170,9 @@ static int end_file(struct sf_tiny_log *lg)
 static int start_file(struct sf_tiny_log *lg)
 {
     struct sf_tiny_vol *v = lg->v;
-    uint64_t ts = now(lg);
+    /* The header's start time is wall-clock time or 0, "no wall clock" (docs/FORMAT.md):
+     * the clock's time only when it is the realtime clock, never an uptime. */
+    uint64_t ts = lg->cfg.clock_kind == SF_CLOCK_REALTIME ? now(lg) : 0;
     int err;
     if (lg->index >= MAX_INDEX)
         return SF_ENOSPC;

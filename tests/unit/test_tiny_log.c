@@ -502,7 +502,8 @@ static void test_power_cuts(uint8_t type, uint32_t bytes, uint32_t cluster, uint
 
 /* Issue 26 item 8: the tiny logger names every channel it lets a record use (its own
  * name or can<N>), refuses records on any other channel and names readers would not
- * take. */
+ * take. Item 11: a file's start time is the clock's only when that is the realtime clock,
+ * else 0 ("no wall clock"). */
 static void test_channel_names(void)
 {
     static const char *const two[] = { "bus0", NULL };
@@ -520,6 +521,7 @@ static void test_channel_names(void)
         now_ns = 1000;
         REQUIRE(sf_tiny_mount(&tv, &ram.bd, sector) == 0);
         c.channel_names = run ? two : NULL;
+        c.clock_kind = run ? SF_CLOCK_REALTIME : SF_CLOCK_MONOTONIC;   /* issue 26 item 11 */
         CHECK_EQ(sf_tiny_log_open(&tl, &c), 0);
         CHECK_EQ(sf_tiny_log_append_can(&tl, 0, 1, 0x10, 0, d, 1), 0);
         CHECK_EQ(sf_tiny_log_append_can(&tl, 1, 2, 0x11, 0, d, 1), 0);
@@ -532,6 +534,7 @@ static void test_channel_names(void)
         CHECK_EQ(rb.files, 1);
         CHECK_EQ(rb.damaged, 0);
         CHECK(!strcmp(rb.names, run ? "0=bus0;1=can1;" : "0=can0;1=can1;"));
+        CHECK_EQ(rb.start_ts, run ? 1000u : 0u);   /* an uptime is no wall clock: 0 */
     }
     REQUIRE(sf_tiny_mount(&tv, &ram.bd, sector) == 0);
     c.channel_names = bad;

@@ -41,7 +41,7 @@ _FLAG_BITS = (("ext", 0x01), ("rtr", 0x02), ("fd", 0x08), ("brs", 0x10), ("esi",
 
 class Header(NamedTuple):
     file: str
-    start_ts: int
+    start_ts: Optional[int]      # None: the writer had no wall clock (docs/FORMAT.md)
     clock: str
     file_index: int
     session_id: int
@@ -209,7 +209,9 @@ def _decode_file(name, f, chunk=CHUNK):
         b = dec.take()
         if st.header is None and dec.header() is not None:
             h = dec.header()
-            st.header = Header(name, h["start_ts"], CLOCKS.get(h["clock"], str(h["clock"])),
+            # start_ts 0: the writer had no wall clock (docs/FORMAT.md): None
+            st.header = Header(name, h["start_ts"] or None,
+                               CLOCKS.get(h["clock"], str(h["clock"])),
                                h["file_index"], h["session_id"], h["file_id"], h["block_size"])
         bs = st.header.block_size if st.header else 0
         for cat, reason, block, count, offset, length, blocks, at_can, at_other in b["damage"]:
