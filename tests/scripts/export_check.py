@@ -172,7 +172,7 @@ def check_wide(a, start, names, others):
     chans = sorted({r["ch"] for r in vals})
     with open(a.file, newline="") as f:
         rows = list(csv.reader(f))
-    want_head = ["timestamp"] + [names.get(c) or "ch%d" % c for c in chans]
+    want_head = ["timestamp"] + [names.get(c) or "can%d" % c for c in chans]
     bad = 0
     if rows[0] != want_head:
         print("header %s, expected %s" % (rows[0], want_head), file=sys.stderr)
