@@ -67,11 +67,15 @@ static int channel_pass(struct job *j, uint8_t ch)
     if (!o->nchan)
         return 1;
     if (j->chan_ok[ch] < 0) {
+        char dflt[8];
+        /* the name readers give it (FORMAT.md, Channel names): can<N> when unnamed */
+        const char *name = j->ifname[ch][0] ? j->ifname[ch] : dflt;
+        snprintf(dflt, sizeof dflt, "can%u", (unsigned)ch);
         j->chan_ok[ch] = 0;
         for (unsigned i = 0; i < o->nchan; i++) {
             uint64_t n;
             if ((!cli_parse_uint(o->chan[i], 255, &n) && n == ch) ||
-                (j->ifname[ch][0] && strcmp(o->chan[i], j->ifname[ch]) == 0))
+                strcmp(o->chan[i], name) == 0)
                 j->chan_ok[ch] = 1;
         }
     }

@@ -91,6 +91,10 @@ def test_item8_naming_rule(tmp_path):
     assert [i for i, _ in exp["lines"]] == [
         "can0", "can0", "first", "first", "can3", "can4", "can5", "can6", "can6",
         "caf\u00e9#(1),x"]
+    # --channel takes the names readers give: can0 is the channel used before its naming
+    r = sf("export", "--channel", "can0", "--channel", "first", tmp_path / "t.sfl")
+    assert [ln.split(" ")[1] for ln in r.stdout.decode().splitlines()] == \
+        ["can0", "can0", "first", "first"]
     # read_log names them the same way
     names = [f.channel for f in streamfat.read_log(str(tmp_path / "t.sfl"))
              if isinstance(f, streamfat.Frame)]
