@@ -19,6 +19,12 @@
 #   make demo       build/, then `streamfat demo` in DEMO_DIR (default build/demo) and
 #                   fsck.exfat -n on the image it made; needs cmake, cc, pkg-config and
 #                   zlib's headers (says so if missing; make check installs them)
+#
+#   Every target that builds (make, asan, test-quick, demo, install, fuzz, hw-*, soak, ...)
+#   prints one line per optional feature that is off (libcjson-dev, liburing-dev,
+#   libdeflate-dev) and finds a library installed since its tree was configured at its
+#   next build (CMakeLists.txt, "Optional libraries"): no target depends on deps.sh
+#   having run first.
 #   make hw-sd      the SD-over-SPI logger (examples/sd-spi, drivers/sd_spi) on QEMU's
 #                   lm3s6965evb: builds it, makes HW_BUILD/sd.img (4 GiB SDHC, FAT32) and
 #                   sd256.img (256 MiB SDSC, FAT16), runs it on both, checks them with
@@ -68,14 +74,21 @@ all: build
 $(BUILD)/CMakeCache.txt:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 
+# After each build: one line per optional feature that is off and the package that turns it
+# on (CMakeLists.txt writes features-off.txt; a tree re-detects a missing library at its
+# next build once the package is installed, so no target needs a fresh configure).
+FEATURES_OFF = cat $(1)/features-off.txt 2>/dev/null || true
+
 build: $(BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
+	@$(call FEATURES_OFF,$(BUILD))
 
 $(ASAN_BUILD)/CMakeCache.txt:
 	$(CMAKE) -S . -B $(ASAN_BUILD) -DSF_SANITIZE=ON
 
 asan: $(ASAN_BUILD)/CMakeCache.txt
 	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+	@$(call FEATURES_OFF,$(ASAN_BUILD))
 
 deps:
 	bash scripts/deps.sh
@@ -127,8 +140,8 @@ DEMO_TOOLS = $(CMAKE) cc pkg-config
 demo:
 	@for t in $(DEMO_TOOLS); do command -v $$t >/dev/null 2>&1 || { \
 		echo "make demo: $$t not found; it needs cmake, make, a C compiler, pkg-config and"; \
-		echo "the headers of zlib and libdeflate (Debian: apt-get install cmake make gcc"; \
-		echo "pkg-config zlib1g-dev libdeflate-dev)"; \
+		echo "the headers of zlib, and uses libdeflate, cJSON and liburing (Debian: apt-get"; \
+		echo "install cmake make gcc pkg-config zlib1g-dev libdeflate-dev libcjson-dev liburing-dev)"; \
 		exit 1; }; done
 	$(MAKE) build
 	mkdir -p $(DEMO_DIR)
@@ -143,6 +156,7 @@ demo:
 install:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
+	@$(call FEATURES_OFF,$(BUILD))
 	DESTDIR=$(DESTDIR) $(CMAKE) --install $(BUILD)
 
 bench:

@@ -100,7 +100,7 @@ if [[ $SKIP != *" throughput "* ]]; then
     md "|---|---|---|---|---|---|"
     for fs in ${BENCH_FS:-exfat fat32}; do
         # shellcheck disable=SC2086
-        "$SF" mkfs -q -t "$fs" ${BENCH_MKFS_OPTS:-} "$vol"
+        "$SF" mkfs -q --force -t "$fs" ${BENCH_MKFS_OPTS:-} "$vol"
         size=$SIZE
         # FAT32 files end at 4 GiB - 1: write 4 GiB - 1 MiB there (both sides).
         [[ $fs == fat32 && $(bytes "$size") -ge $((4 << 30)) ]] && size=4095M

@@ -25,6 +25,11 @@ extern const char *cli_cmd;
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "streamfat CMD: <message>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A host file that cannot be opened, in the one form every command uses (common/open_err.c):
+ * "streamfat CMD: PATH: cannot open: no such file or directory". cli_errno_text is
+ * strerror in the lower case of sf_strerror's texts. */
+void cli_open_err(const char *path, int errnum);
+const char *cli_errno_text(int errnum);
 /* Parse a non-negative decimal integer no larger than max; 0 or -1. */
 int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
 
@@ -113,19 +118,30 @@ struct mkfs_args {
     uint32_t sector_size;    /* image files only; 0 = 512 */
     int quiet;
     const char *size_opt;    /* the option that gives the size, for messages (NULL: -s) */
+    int force;               /* format over whatever is there (common/format_guard.h) */
+    const char *keep_hint;   /* how to log onto a volume mkfs refused, in the caller's words
+                                (NULL: mkfs's) */
 };
 int mkfs_run(const struct mkfs_args *a);
 
 /* A host output file that replaces an existing one only when complete (cli/common/outfile.c):
- * out_open writes to a temporary file beside path; out_close(ok) flushes, fsyncs and
- * renames it over path, or (not ok, or a write failed) removes it and leaves path as it
- * was. Both return 0 or CLI_ERR after printing an error. */
+ * every command that writes a host file opens it here. out_open writes to a temporary file
+ * beside path (a regular file; anything else is written in place) and refuses, before
+ * writing anything, a path that is `input` itself (NULL: no check); out_close(ok) flushes,
+ * fsyncs and renames it over path, or (not ok, or a write failed) removes it and leaves
+ * path as it was. Both return 0 or CLI_ERR after printing an error. */
+struct stat;
 struct out_file {
     FILE *f;
     const char *name;        /* as the user gave it, for messages */
     char *final, *tmp;       /* NULL when written directly (not a regular file) */
 };
-int out_open(struct out_file *o, const char *path);
+int out_open(struct out_file *o, const char *path, const struct stat *input);
 int out_close(struct out_file *o, int ok);
+/* 1 when a and b are one file (inode, or block device). */
+int out_same_file(const struct stat *a, const struct stat *b);
+/* 1 when f can be seeked back in to patch what it wrote: a regular file, at offset 0,
+ * not opened for appending. */
+int out_seekable(FILE *f);
 
 #endif

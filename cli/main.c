@@ -38,7 +38,7 @@ static const char main_help[] =
 "  fsck    check a volume, and repair it (--repair)\n"
 "  log     record CAN, UDP, latency or raw data into log files\n"
 "  demo    log a synthetic vehicle into demo.img, read it back and check it\n"
-"  export  decode a log file (candump -L lines)\n"
+"  export  decode log files to candump, ASC, BLF, CSV, MF4 or raw\n"
 "  bench   measure sustained write speed (cache boundary, steady state, latency)\n"
 "  plan    fill time, endurance and settings for a logging rate\n"
 "\n"
@@ -48,7 +48,7 @@ static const char main_help[] =
 "  sizes:     256M = 256 MiB (K M G T and KiB MiB GiB TiB are powers of 1024),\n"
 "             120GB = 120 * 10^9 bytes (KB MB GB TB are powers of 1000), 4096 = bytes\n"
 "  rates:     500MB/s (powers of 1000), 500MiB/s (powers of 1024)\n"
-"  durations: 1.5 = seconds; 200ms, 10s, 10m, 2h\n"
+"  durations: 1.5 = seconds; 500us, 200ms, 10s, 10m, 2h\n"
 "\n"
 "EXIT STATUS\n"
 "  0 success, 1 runtime error, 2 wrong usage.\n";

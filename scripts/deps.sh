@@ -16,7 +16,7 @@ packages=(
     libdeflate-dev
     libcjson-dev
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
-    fdisk gdisk python3 g++ mount psmisc time xz-utils mawk
+    fdisk gdisk python3 g++ mount psmisc time xz-utils mawk faketime
     openjdk-17-jre-headless
 )
 
@@ -29,7 +29,7 @@ declare -A tools=(
     [sfdisk]=fdisk [sgdisk]=gdisk [losetup]=mount [mount]=mount [umount]=mount
     [fuser]=psmisc [python3]=python3 [/usr/bin/python3]=python3-can [/usr/bin/time]=time
     [xz]=xz-utils [ctest]=cmake [cc]=gcc [gcc]=gcc [g++]=g++ [make]=make [cmake]=cmake
-    [pkg-config]=pkg-config [xxd]=xxd [awk]=mawk
+    [pkg-config]=pkg-config [xxd]=xxd [awk]=mawk [faketime]=faketime
     [java]=openjdk-17-jre-headless
     [mkfs.fat]=dosfstools [fsck.fat]=dosfstools
     [mkfs.exfat]=exfatprogs [fsck.exfat]=exfatprogs [exfatlabel]=exfatprogs

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,11 +50,14 @@ static const char help[] =
 "                     the same size through the streaming API, and print fs/raw\n"
 "      --bs SIZE      request size (default 1M; a multiple of the sector size)\n"
 "      --qd N         requests in flight, 1..64 (default 4)\n"
-"      --size SIZE    write this much (default: the whole device, --full)\n"
+"      --size SIZE    write this much (default: the whole device, --full); more than\n"
+"                     TARGET holds is refused (exit 1)\n"
 "      --full         write the whole device\n"
 "      --duration T   stop after T (whichever of size and time comes first)\n"
 "      --plot FILE    draw throughput against data written into FILE (SVG)\n"
 "      --csv FILE     write the windows as CSV (window, start and end byte, time, MB/s)\n"
+"                     (an existing FILE is replaced only by a complete one; FILE naming\n"
+"                     TARGET is refused before anything is written)\n"
 "      --json         print one JSON object instead of the text report\n"
 "      --destroy      allow overwriting a file system or partition table\n"
 "  -h, --help         show this help\n"
@@ -345,7 +349,15 @@ static int bench_raw(const struct opts *o, struct bench_result *res)
                          k.bd->sector_size);
     }
     dev = k.bd->sector_count * k.bd->sector_size;
-    total = o->size && o->size < dev ? o->size : dev;
+    if (o->size > dev) {            /* never measure less than asked without saying so */
+        char hs[32], hd[32];
+        target_close(&t);
+        cli_err("%s: --size %s is more than the target holds (%s): give at most that, or "
+                "--full", o->target, units_format_size(o->size, hs, sizeof hs),
+                units_format_size(dev, hd, sizeof hd));
+        return CLI_ERR;
+    }
+    total = o->size ? o->size : dev;
     total -= total % o->bs;
     bufs = alloc_bufs(k.bd, o);
     if (run_writes(&k, bufs, o, total, "raw", &r) == 0) {
@@ -390,6 +402,7 @@ static int bench_fs(const struct opts *o, uint64_t raw_bytes, struct bench_resul
     m.fs_type = SF_FS_EXFAT;
     m.partition = -1;
     m.quiet = 1;
+    m.force = 1;           /* the raw pass just wrote it; check_destroy guarded it before */
     if ((rc = mkfs_run(&m)))
         return rc;
     rc = CLI_ERR;
@@ -515,41 +528,34 @@ static void report_json_body(FILE *f, int *first, const struct opts *o,
             (double)r->lat_max / 1e3);
 }
 
-static int write_csv(const char *path, const struct bench_result *r)
+/* --csv and --plot go through cli/common/outfile.c: an existing file is replaced only by a
+ * complete new one, and never when it is the target benchmarked. */
+static int write_csv(const char *path, const struct bench_result *r, const struct stat *target)
 {
-    FILE *f = fopen(path, "w");
+    struct out_file of;
     unsigned i;
+    FILE *f;
 
-    if (!f) {
-        cli_err("%s: cannot create", path);
+    if (out_open(&of, path, target))
         return CLI_ERR;
-    }
+    f = of.f;
     fprintf(f, "window,start_bytes,end_bytes,t_start_s,t_end_s,mb_s\n");
     for (i = 0; i < r->nwin; i++)
         fprintf(f, "%u,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.3f\n", i,
                 (uint64_t)i * r->window_bytes, (uint64_t)(i + 1) * r->window_bytes,
                 i ? r->win_t[i - 1] : 0.0, r->win_t[i], r->win_bps[i] / 1e6);
-    if (fclose(f)) {
-        cli_err("%s: write failed", path);
-        return CLI_ERR;
-    }
-    return 0;
+    return out_close(&of, 1);
 }
 
-static int write_svg(const char *path, const struct bench_result *r, const char *title)
+static int write_svg(const char *path, const struct bench_result *r, const char *title,
+                     const struct stat *target)
 {
-    FILE *f = fopen(path, "w");
+    struct out_file of;
 
-    if (!f) {
-        cli_err("%s: cannot create", path);
+    if (out_open(&of, path, target))
         return CLI_ERR;
-    }
-    bench_svg(f, r, title);
-    if (fclose(f)) {
-        cli_err("%s: write failed", path);
-        return CLI_ERR;
-    }
-    return 0;
+    bench_svg(of.f, r, title);
+    return out_close(&of, 1);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -614,12 +620,22 @@ int cmd_bench(int argc, char **argv)
     struct bench_result raw, fs;
     struct sigaction sa;
     struct opts o;
+    struct stat target, hs;
     char title[512];
-    int rc, first = 1;
+    int rc, first = 1, have_target;
 
     rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    /* A --plot or --csv that names the target is refused before the target is written. */
+    have_target = stat(o.target, &target) == 0;
+    for (int i = 0; i < 2 && have_target; i++) {
+        const char *p = i ? o.csv : o.plot;
+        if (p && stat(p, &hs) == 0 && out_same_file(&hs, &target)) {
+            cli_err("%s: is the target benchmarked; not written over (name another output)", p);
+            return CLI_ERR;
+        }
+    }
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
@@ -638,9 +654,9 @@ int cmd_bench(int argc, char **argv)
         const struct bench_result *shown = o.fs ? &fs : &raw;
         snprintf(title, sizeof title, "streamfat bench %s: %s, %" PRIu64 " KiB requests, qd %u",
                  o.fs ? "--fs (file)" : "--raw", o.target, o.bs >> 10, o.qd);
-        if (o.plot && write_svg(o.plot, shown, title))
+        if (o.plot && write_svg(o.plot, shown, title, have_target ? &target : NULL))
             rc = CLI_ERR;
-        if (o.csv && write_csv(o.csv, shown))
+        if (o.csv && write_csv(o.csv, shown, have_target ? &target : NULL))
             rc = CLI_ERR;
     }
     if (o.json) {

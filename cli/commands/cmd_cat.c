@@ -47,8 +47,9 @@ static const char get_help[] =
 "DESCRIPTION\n"
 "  Copies the file PATH on TARGET to DEST on the host: by default a file of the same name\n"
 "  in the current directory; into DEST when DEST is a directory; '-' is standard output.\n"
-"  An existing DEST file is overwritten. The copy gets the file's modification time.\n"
-"  On error a partly written DEST is removed. TARGET is opened read-only.\n"
+"  An existing DEST file is replaced once the copy is complete (it is written beside\n"
+"  DEST first); on error DEST stays as it was. DEST naming TARGET itself is refused.\n"
+"  The copy gets the file's modification time. TARGET is opened read-only.\n"
 "\n"
 "OPTIONS\n"
 "  --partition N    use the Nth partition (from 1)\n"
@@ -159,8 +160,9 @@ int cmd_get(int argc, char **argv)
     sf_time_ms mtime = 0;
     const char *path, *dest_arg;
     char *dest, *base;
-    struct stat hs;
-    int rc, fd;
+    struct stat hs, image;
+    struct out_file of;
+    int rc, fd, have_image;
 
     if (cli_getopt(&cl) < 0)                 /* it has no options of its own */
         return cl.status;
@@ -182,6 +184,7 @@ int cmd_get(int argc, char **argv)
         dest = strdup(dest_arg);
     free(base);
 
+    have_image = stat(argv[optind], &image) == 0;
     if (target_open(&t, argv[optind], TARGET_RDONLY, cl.partition)) {
         free(dest);
         return CLI_ERR;
@@ -197,26 +200,22 @@ int cmd_get(int argc, char **argv)
         if (err) {
             cli_err("%s: %s: %s", t.path, path, sf_strerror(err));
             rc = CLI_ERR;
-        } else if ((fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
-            cli_err("%s: %s", dest, strerror(errno));
-            rc = CLI_ERR;
+        } else if (out_open(&of, dest, have_image ? &image : NULL)) {
+            rc = CLI_ERR;                /* the copy goes beside dest, renamed when complete */
         } else {
+            fd = fileno(of.f);
             rc = copy_out(&t, path, fd, dest, &mtime);
-            if (rc == 0) {
+            if (rc == 0 && mtime >= 0) {
                 struct timespec ts[2];
                 ts[0].tv_sec = 0;
                 ts[0].tv_nsec = UTIME_OMIT;
                 ts[1].tv_sec = (time_t)(mtime / 1000);
                 ts[1].tv_nsec = (long)(mtime % 1000) * 1000000;
-                if (mtime >= 0)
+                if (of.tmp)              /* not on a device or FIFO written in place */
                     futimens(fd, ts);
             }
-            if (close(fd) && rc == 0) {
-                cli_err("%s: %s", dest, strerror(errno));
+            if (out_close(&of, rc == 0))
                 rc = CLI_ERR;
-            }
-            if (rc)
-                unlink(dest);
         }
     }
     if (target_close(&t))

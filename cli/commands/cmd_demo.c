@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
+#include "common/format_guard.h"
 #include "common/target.h"
 
 #include "streamfat/decode.h"
@@ -31,13 +32,17 @@ static const char help[] =
 "  streamfat demo - the logger at work on an image file\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat demo [-f] [-o IMAGE]\n"
+"  streamfat demo [-F] [-o IMAGE]\n"
 "\n"
 "DESCRIPTION\n"
-"  Creates a 64 MiB sparse image (demo.img in the current directory; an existing file\n"
-"  there is replaced only when it is a previous demo image - 64 MiB, exFAT, label DEMO -\n"
-"  or with -f), formats it exFAT, and logs a synthetic vehicle into it: four motor drives\n"
-"  (CAN ids 0x181-0x184) at 1 kHz and a steering wheel (0x025) at 100 Hz for 3 seconds,\n"
+"  Creates a 64 MiB sparse image (demo.img in the current directory) and formats it exFAT.\n"
+"  The image is the demo's own scratch output: a previous demo image there (64 MiB,\n"
+"  exFAT, label DEMO), an empty or an all-zero file is replaced, so the demo runs again\n"
+"  and again; anything else (another volume, a partition table, other data) is refused\n"
+"  with exit 1, as 'streamfat mkfs' refuses it, unless --force. The new image is made\n"
+"  beside the old one and put in its place only once it is logged. It logs a synthetic\n"
+"  vehicle: four motor drives (CAN ids 0x181-0x184) at 1 kHz and a steering wheel\n"
+"  (0x025) at 100 Hz for 3 seconds,\n"
 "  files rotated every second. Then the writer is held for a moment while a diagnostic\n"
 "  burst (0x7E0) floods the deliberately small ring (64 KiB): records are dropped, counted,\n"
 "  and DROP records in the file say how many. Half a second more of normal traffic, and\n"
@@ -51,8 +56,8 @@ static const char help[] =
 "  runs fsck.exfat too).\n"
 "\n"
 "OPTIONS\n"
-"  -o, --image IMAGE  the image file to create instead of ./demo.img\n"
-"  -f, --force        replace IMAGE even when it is not a previous demo image\n"
+"  -o, --output IMAGE the image file to create instead of ./demo.img (also --image)\n"
+"  -F, --force        replace IMAGE even when it holds something else (it is lost)\n"
 "  -h, --help         show this help\n"
 "\n"
 "EXAMPLES\n"
@@ -60,8 +65,8 @@ static const char help[] =
 "  streamfat demo -o /tmp/demo.img && fsck.exfat -n /tmp/demo.img\n"
 "\n"
 "EXIT STATUS\n"
-"  0 everything went as designed, 1 something did not (the message says what), 2 wrong\n"
-"  usage.\n";
+"  0 everything went as designed, 1 something did not (the message says what; IMAGE held\n"
+"  something else and --force was not given: IMAGE is left as it was), 2 wrong usage.\n";
 
 /* A previous demo image: 64 MiB, exFAT, label DEMO (what this command makes). Opened
  * read-only; anything that does not mount is not one. */
@@ -87,8 +92,9 @@ static int is_demo_image(const char *path)
 }
 
 static const struct option longopts[] = {
-    { "image", required_argument, NULL, 'o' },
-    { "force", no_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    { "image", required_argument, NULL, 'o' },      /* the name before docs/CLI.md */
+    { "force", no_argument, NULL, 'F' },
     CLI_LONGOPTS_END,
 };
 
@@ -285,7 +291,7 @@ static void check_file(struct target *t, const char *name, struct check *ck, uin
             ck->frames++;
             cnt = c.id == ID_DIAG ? (uint32_t)(c.data[0] | c.data[1] << 8)
                                   : (uint32_t)(c.data[6] | c.data[7] << 8);
-            if (c.id == ID_DIAG)
+            if (c.id == ID_DIAG && cnt < BURST)     /* not the closing frame (counter BURST) */
                 ck->diag++;
             if (ck->last[c.id] && cnt + 1 <= ck->last[c.id]) {
                 cli_err("%s: %s: id %03" PRIX32 ": counter %" PRIu32 " after %" PRIu32
@@ -446,7 +452,7 @@ out:
 int cmd_demo(int argc, char **argv)
 {
     struct mkfs_args a;
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:fh", longopts, help, 0);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":o:Fh", longopts, help, 0);
     struct target t;
     struct sf_log_stats st;
     struct sf_hist dev;
@@ -456,12 +462,13 @@ int cmd_demo(int argc, char **argv)
     struct sf_stat s;
     const char *image = "demo.img";
     uint8_t *dbuf;
-    int c, err, rc = CLI_ERR, force = 0;
+    struct out_file of;
+    int c, err, rc = CLI_ERR, force = 0, replacing = 0;
 
     while ((c = cli_getopt(&cl)) > 0) {
         if (c == 'o')
             image = optarg;
-        else if (c == 'f')
+        else if (c == 'F')
             force = 1;
     }
     if (c < 0)
@@ -476,40 +483,54 @@ int cmd_demo(int argc, char **argv)
                 cli_err("%s: exists and is not a regular file", image);
                 return CLI_ERR;
             }
-            if (!force && !is_demo_image(image)) {
-                cli_err("%s: exists and is not a previous demo image; not replaced (use -f)",
-                        image);
+            /* The demo's own previous image is its scratch output and is replaced; anything
+             * else is refused as every formatting command refuses it (format_guard.h). */
+            char what[400];
+            if (!force && !is_demo_image(image) &&
+                format_guard_look(image, what, sizeof what) > 0) {
+                cli_err("%s: holds %s and is not a previous demo image: not replaced; -o "
+                        "names another image, --force erases it", image, what);
                 return CLI_ERR;
             }
-            if (unlink(image)) {
-                cli_err("%s: cannot replace: %s", image, strerror(errno));
-                return CLI_ERR;
-            }
-            printf("removed the old %s\n", image);
+            replacing = 1;
         }
     }
+    /* The image is made and logged beside IMAGE (".IMAGE.XXXXXX", cli/common/outfile.c)
+     * and put in its place only once the run has logged: a failed or killed demo leaves a
+     * previous image as it was. */
+    if (out_open(&of, image, NULL))
+        return CLI_ERR;
+    if (ftruncate(fileno(of.f), 64 << 20)) {     /* mkfs formats an existing file whole */
+        cli_err("%s: %s", image, strerror(errno));
+        out_close(&of, 0);
+        goto fail;
+    }
     memset(&a, 0, sizeof a);
-    a.target = image;
+    a.target = of.tmp;
     a.fs_type = SF_FS_EXFAT;
     a.size = 64u << 20;
     a.have_size = 1;
     a.label = "DEMO";
     a.partition = SF_PART_NONE;
     a.quiet = 1;
-    if (mkfs_run(&a))
-        return CLI_ERR;
-    printf("created %s: 64 MiB sparse image, exFAT, label DEMO\n", image);
-
     memset(&dev, 0, sizeof dev);
-    if (run_log(image, &st, &dev, sent))
+    if (mkfs_run(&a) || run_log(of.tmp, &st, &dev, sent)) {
+        out_close(&of, 0);
         goto fail;
+    }
+    if (out_close(&of, 1))
+        goto fail;
+    if (replacing)
+        printf("replaced the old %s\n", image);
+    printf("created %s: 64 MiB sparse image, exFAT, label DEMO\n", image);
     /* the counters and names of `streamfat log` and include/streamfat/log.h */
     printf("\nstatistics (records in = records written + records dropped)\n");
     printf("  records in       %10" PRIu64 "  (offered by the producers)\n", st.records_in);
     printf("  records written  %10" PRIu64 "\n", st.records_written);
     printf("  records dropped  %10" PRIu64 "  (ring full during the burst)\n",
            st.records_dropped);
-    printf("  records own      %10" PRIu64 "  (the writer's DROP records, written too)\n",
+    printf("  records own      %10" PRIu64 "  (DROP records the logger wrote itself, in the "
+           "files too)\n",
            st.records_own);
     printf("  bytes written    %10" PRIu64 "  (%" PRIu64 " durable)\n", st.bytes_written,
            st.bytes_durable);

@@ -28,7 +28,7 @@
 
 static const char export_help[] =
 "NAME\n"
-"  streamfat export - decode log files into candump, ASC, BLF, CSV or raw\n"
+"  streamfat export - decode log files into candump, ASC, BLF, CSV, MF4 or raw\n"
 "\n"
 "SYNOPSIS\n"
 "  streamfat export [OPTIONS] [-o OUT] [--partition N] TARGET PATH\n"
@@ -41,6 +41,10 @@ static const char export_help[] =
 "  output or to OUT. With --all, every log file (*.SFL) on TARGET is exported into the\n"
 "  host directory DIR, one output per log, named after the log (LOG00001.SFL ->\n"
 "  DIR/LOG00001.asc; logs in subdirectories keep their path).\n"
+"\n"
+"  An existing OUT (or file in DIR) is replaced only by a finished export of a log,\n"
+"  damaged or not: when the input is no log, the filters match nothing or anything\n"
+"  fails, it stays as it was. OUT naming the input itself (or TARGET) is refused.\n"
 "\n"
 "  The log is read as a stream: memory use does not grow with its size.\n"
 "\n"
@@ -55,14 +59,14 @@ static const char export_help[] =
 "            records; one row per record\n"
 "  raw       the bytes of the SAMPLE records, back to back\n"
 "  mf4       ASAM MDF 4.11, CAN bus logging (CAN_DataFrame, ...), for asammdf, python-can\n"
-"            and Vector's tools; -o FILE (a regular file: not a pipe); DZ blocks\n"
-"            (--mf4-compress 0 writes plain DT blocks)\n"
+"            and Vector's tools; DZ blocks (--mf4-compress 0 writes plain DT blocks).\n"
+"            Into a pipe or a file opened with >> it is built in $TMPDIR first\n"
 "  Records a format has no form for are skipped and counted on standard error.\n"
 "\n"
 "  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
 "  malformed and repeated or out-of-order blocks are skipped (never a frame twice or out\n"
 "  of order), everything the rules allow is exported, and one line on standard error\n"
-"  sums it up ('damaged: invalid 1, missing 1').\n"
+"  sums it up ('damaged: invalid 1, out-of-sequence 2').\n"
 "\n"
 "OPTIONS\n"
 "  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw or mf4\n"
@@ -191,10 +195,11 @@ static int parse_tbound(const char *opt, const char *s, struct export_tbound *b)
 
 /* ---- outputs ------------------------------------------------------------------------- */
 
-/* A file output replaces an existing file only once it is complete (cli/common/outfile.c). */
-static FILE *open_out(struct out_file *of, const char *path)
+/* A file output replaces an existing file only when the export gives a result the user
+ * wants (in.complete: docs/EXPORT.md, "Output files"), through cli/common/outfile.c. */
+static FILE *open_out(struct out_file *of, const char *path, const struct stat *input)
 {
-    if (out_open(of, path))
+    if (out_open(of, path, input))
         return NULL;
     setvbuf(of->f, NULL, _IOFBF, 1 << 20);
     return of->f;
@@ -207,25 +212,84 @@ static int close_out(FILE *f, struct out_file *of, int complete, const char *nam
     int c = fflush(f);
 
     if (c) {
-        cli_err("%s: write failed: %s", name, strerror(errno));
+        if (complete)            /* else the failure has been reported already */
+            cli_err("%s: write failed: %s", name, strerror(errno));
         return CLI_ERR;
     }
     return 0;
 }
 
-/* MF4 patches its header at the end: the output must be a regular file (standard output
- * redirected to one will do), never a pipe or a terminal. */
-static int mf4_output_ok(const char *out_path)
+/* MF4 seeks back to finish its header (export_mf4.c). Into an output that cannot take
+ * that (a pipe, a terminal, a file opened for appending or written into already), it is
+ * built in an unlinked temporary file in $TMPDIR (else /tmp) and copied out once complete:
+ * the output gets the same bytes as `-o FILE` would, or nothing. */
+static FILE *open_spool(void)
 {
-    struct stat st;
+    const char *dir = getenv("TMPDIR");
+    char *p;
+    int fd;
+    FILE *f = NULL;
 
-    if (out_path ? (stat(out_path, &st) == 0 && !S_ISREG(st.st_mode)) :
-                   (fstat(STDOUT_FILENO, &st) || !S_ISREG(st.st_mode))) {
-        cli_err("mf4 needs a regular file to write to (it seeks back to finish the header): "
-                "use -o FILE");
-        return 0;
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if (!(p = malloc(strlen(dir) + 32))) {
+        cli_err("out of memory");
+        return NULL;
     }
-    return 1;
+    sprintf(p, "%s/streamfat-mf4.XXXXXX", dir);
+    if ((fd = mkstemp(p)) < 0 || !(f = fdopen(fd, "w+"))) {
+        cli_err("%s: cannot make a temporary file to build the MF4 in (it seeks back to "
+                "finish its header; -o FILE needs none): %s", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    if (fd >= 0)
+        unlink(p);
+    free(p);
+    if (f)
+        setvbuf(f, NULL, _IOFBF, 1 << 20);
+    return f;
+}
+
+static int copy_spool(FILE *spool, FILE *out, const char *out_name)
+{
+    char buf[1 << 16];
+    size_t n;
+
+    if (fflush(spool) || fseeko(spool, 0, SEEK_SET)) {
+        cli_err("%s: cannot read back the temporary MF4: %s", out_name, strerror(errno));
+        return CLI_ERR;
+    }
+    while ((n = fread(buf, 1, sizeof buf, spool)) > 0)
+        if (fwrite(buf, 1, n, out) != n) {
+            cli_err("%s: write failed: %s", out_name, strerror(errno));
+            return CLI_ERR;
+        }
+    if (ferror(spool)) {
+        cli_err("%s: cannot read back the temporary MF4: %s", out_name, strerror(errno));
+        return CLI_ERR;
+    }
+    return 0;
+}
+
+/* export_one into `out`, through a spool when the format must seek and `out` cannot. */
+static int export_to(const struct export_opts *o, const char *src, struct export_input *in,
+                     FILE *out, const char *out_name, int check_match)
+{
+    FILE *spool = NULL;
+    int rc;
+
+    if (o->w == &export_mf4 && !out_seekable(out) && !(spool = open_spool()))
+        return CLI_ERR;
+    rc = export_one(o, src, in, spool ? spool : out, out_name, check_match);
+    if (spool) {
+        if (in->complete && copy_spool(spool, out, out_name)) {
+            in->complete = 0;
+            rc = CLI_ERR;
+        }
+        fclose(spool);
+    }
+    return rc;
 }
 
 /* ---- --all ----------------------------------------------------------------------------- */
@@ -240,7 +304,8 @@ struct walk {
     const struct export_opts *o;
     struct sf_vol *vol;
     const char *outdir;
-    unsigned logs;
+    const struct stat *image;      /* no output file may be the image itself */
+    unsigned logs, matched;        /* logs seen; logs the filters selected something from */
     int rc;
 };
 
@@ -264,17 +329,24 @@ static int export_vol_file(struct walk *w, const char *path, const char *rel)
         free(out_path);
         return CLI_ERR;
     }
-    if (!(out = open_out(&of, out_path))) {
+    w->logs++;
+    if (!(out = open_out(&of, out_path, w->image))) {
         sf_close(&f);
         free(out_path);
         return CLI_ERR;
     }
-    rc = export_one(w->o, path, &in, out, out_path, 0);
+    rc = export_to(w->o, path, &in, out, out_path, 1);
     if (close_out(out, &of, in.complete, out_path))
         rc = CLI_ERR;
     sf_close(&f);
-    printf("%s -> %s%s\n", path, out_path, rc ? " (with errors)" : "");
-    w->logs++;
+    if (rc == EXPORT_NO_MATCH) {
+        /* one log of many without a match is no error; none at all is (export_all) */
+        printf("%s -> nothing matched, %s not written\n", path, out_path);
+        rc = 0;
+    } else {
+        w->matched++;
+        printf("%s -> %s%s\n", path, out_path, rc ? " (with errors)" : "");
+    }
     free(out_path);
     return rc;
 }
@@ -341,10 +413,18 @@ static int export_all(const struct export_opts *o, const char *target, const cha
                       uint32_t partition)
 {
     struct target t;
-    struct walk w = { o, NULL, outdir, 0, 0 };
+    struct stat image;
+    struct walk w = { o, NULL, outdir, stat(target, &image) ? NULL : &image, 0, 0, 0 };
 
+    struct stat ost;
     if (mkdir(outdir, 0777) && errno != EEXIST) {
         cli_err("%s: %s", outdir, strerror(errno));
+        return CLI_ERR;
+    }
+    if (stat(outdir, &ost) || !S_ISDIR(ost.st_mode)) {
+        /* before: a regular file here let the walk run and say "no logs" */
+        cli_err("%s: not a directory (--all writes one file per log into a directory)",
+                outdir);
         return CLI_ERR;
     }
     if (target_open(&t, target, TARGET_RDONLY, partition))
@@ -355,6 +435,10 @@ static int export_all(const struct export_opts *o, const char *target, const cha
         w.rc = CLI_ERR;
     if (!w.logs)
         fprintf(stderr, "export: no log files (*.SFL) on %s\n", target);
+    else if (!w.matched && !w.rc) {
+        cli_err("%s: no record of any log matched the filters", target);
+        return EXPORT_NO_MATCH;
+    }
     return w.rc;
 }
 
@@ -458,10 +542,13 @@ int cmd_export(int argc, char **argv)
     if (nargs == 1 && partition)
         return cli_usage("--partition needs TARGET PATH");
 
+    /* The input's identity, so that -o naming it (or the image holding it) is refused. */
+    struct stat input;
+    const char *inpath = argv[optind];
+    int have_input = strcmp(inpath, "-") == 0 ? fstat(STDIN_FILENO, &input) == 0 :
+                                                stat(inpath, &input) == 0;
     out = stdout;
-    if (o.w == &export_mf4 && !mf4_output_ok(out_path))
-        return CLI_ERR;
-    if (out_path && !(out = open_out(&of, out_path)))
+    if (out_path && !(out = open_out(&of, out_path, have_input ? &input : NULL)))
         return CLI_ERR;
     if (!out_path)
         setvbuf(out, NULL, _IOFBF, 1 << 20);
@@ -472,12 +559,18 @@ int cmd_export(int argc, char **argv)
         struct export_input in = {
             is_stdin ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC), NULL, 0
         };
+        struct stat ist;
+        if (in.fd >= 0 && !is_stdin && fstat(in.fd, &ist) == 0 && S_ISDIR(ist.st_mode)) {
+            close(in.fd);                 /* read() would say "I/O error" (EISDIR) */
+            in.fd = -1;
+            errno = EISDIR;
+        }
         if (in.fd < 0) {
-            cli_err("%s: %s", file, strerror(errno));
+            cli_open_err(file, errno);
             rc = CLI_ERR;
         } else {
-            rc = export_one(&o, is_stdin ? "standard input" : file, &in, out,
-                            out_path ? out_path : "standard output", 1);
+            rc = export_to(&o, is_stdin ? "standard input" : file, &in, out,
+                           out_path ? out_path : "standard output", 1);
             complete = in.complete;
             if (!is_stdin)
                 close(in.fd);
@@ -495,8 +588,8 @@ int cmd_export(int argc, char **argv)
                 cli_err("%s: %s: %s", t.path, path, sf_strerror(err));
                 rc = CLI_ERR;
             } else {
-                rc = export_one(&o, path, &in, out, out_path ? out_path : "standard output",
-                                1);
+                rc = export_to(&o, path, &in, out, out_path ? out_path : "standard output",
+                               1);
                 complete = in.complete;
                 sf_close(&f);
             }

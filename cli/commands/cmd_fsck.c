@@ -25,12 +25,15 @@ static const char help[] =
 "  checksums, the allocation bitmap or FAT against the clusters files reach (leaks,\n"
 "  cross-links, loops, chains leaving the volume), directory entry sets and checksums,\n"
 "  names, sizes against allocation, the dirty flag. Log files (.SFL) are searched for\n"
-"  blocks written after their last checkpoint. Without --repair nothing is written.\n"
+"  blocks written after their last checkpoint: every valid block up to the file's last\n"
+"  one is re-attached, the damaged ones between are counted (\"N damaged blocks among\n"
+"  them\", recovered_damaged in --json), as readers skip them. Without --repair nothing\n"
+"  is written.\n"
 "  exFAT, FAT32 and FAT16 are checked and repaired; FAT12 is checked only.\n"
 "  docs/FSCK.md lists every check and repair rule.\n"
 "\n"
 "OPTIONS\n"
-"  -r, --repair     repair: reclaim leaked clusters, cut sizes and chains to their valid\n"
+"  --repair         repair: reclaim leaked clusters, cut sizes and chains to their valid\n"
 "                   allocation, fix checksums, re-attach log blocks, clear the dirty flag\n"
 "  --no-recover     do not look for log blocks past a log file's recorded end\n"
 "  --json           print one JSON object instead of text\n"
@@ -105,7 +108,7 @@ int cmd_fsck(int argc, char **argv)
     struct sf_bdev *bd;
     struct sf_check_result r;
     struct out o = { 0, 0 };
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":rh", longopts, help,
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, help,
                                   CLI_OPT_PARTITION | CLI_OPT_JSON);
     uint32_t partition, flags = 0;
     int c;
@@ -166,6 +169,7 @@ int cmd_fsck(int argc, char **argv)
         json_kv_u64(stdout, &first, "leaked_clusters", r.leaked_clusters);
         json_kv_u64(stdout, &first, "recovered_blocks", r.recovered_blocks);
         json_kv_u64(stdout, &first, "recovered_bytes", r.recovered_bytes);
+        json_kv_u64(stdout, &first, "recovered_damaged", r.recovered_damaged);
         fputs("}\n", stdout);
     }
     if (rc < 0) {
@@ -186,9 +190,11 @@ int cmd_fsck(int argc, char **argv)
                    (flags & SF_CHECK_REPAIR) || r.problems == r.unrepairable
                        ? "" : " (run with --repair to fix)");
         if (r.recovered_blocks)
-            printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s\n", path,
+            printf("%s: %" PRIu64 " log blocks (%" PRIu64 " bytes) %s, %" PRIu64
+                   " damaged blocks among them\n", path,
                    r.recovered_blocks, r.recovered_bytes,
-                   (flags & SF_CHECK_REPAIR) ? "re-attached" : "can be re-attached");
+                   (flags & SF_CHECK_REPAIR) ? "re-attached" : "can be re-attached",
+                   r.recovered_damaged);
     }
     return rc;
 }

@@ -113,7 +113,7 @@ int cmd_info(int argc, char **argv)
                units_format_size(vi.volume_size, hs, sizeof hs));
         printf("heap offset:    %" PRIu64 "\n", vi.heap_offset);
         printf("serial:         %s\n", serial);
-        printf("label:          %s\n", vi.label);
+        printf("label:          %s\n", vi.label[0] ? vi.label : "(none)");   /* as mkfs */
         printf("dirty:          %s\n", vi.dirty ? "yes" : "no");
         printf("free:           %" PRIu64 " (%s, %" PRId64 " clusters)\n", free_bytes,
                units_format_size(free_bytes, hs, sizeof hs), free_cl);

@@ -11,12 +11,14 @@
 #include "log_config.h"
 #include "log_control.h"
 #include "log_writer.h"
+#include "log_sweep.h"
 #include "sources/log_sources.h"
 #include "common/target.h"
 #include "common/units.h"
 
 #include "streamfat/log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -65,27 +67,24 @@ static const char help[] =
 "  stdin            candump -L lines '(sec.usec) iface id#data' (also id#R, id##Fdata for\n"
 "                   CAN FD, error frames); timestamps from the lines; with --raw: bytes.\n"
 "                   Waits for ring space rather than drop. Ends at end of input.\n"
-"  file:PATH        replay a candump -L, Vector ASC or Vector BLF log (told apart by\n"
-"                   content; BLF stored or zlib-compressed) at its recorded speed (--fast:\n"
-"                   at once); records keep their original timestamps, channels and flags\n"
-"                   (ASC/BLF channel N is interface can<N-1>; their start time is local\n"
-"                   time, TZ). A damaged file ends the run with an error, the frames before\n"
-"                   the damage logged. Ends at the end of the file. PATH must be a\n"
-"                   regular file (it is read twice); a pipe or FIFO is refused.\n"
+"  file:PATH        replay a candump -L, Vector ASC, Vector BLF or ASAM MDF 4 (MF4) log\n"
+"                   (told apart by content; BLF stored or zlib-compressed) at its\n"
+"                   recorded speed (--fast: at once); records keep their original\n"
+"                   timestamps, channels and flags (ASC/BLF channel N is interface\n"
+"                   can<N-1>; their start time is local time, TZ). A damaged file ends\n"
+"                   the run with an error, the frames before the damage logged. Ends at\n"
+"                   the end of the file. PATH must be a regular file (it is read twice);\n"
+"                   a pipe or FIFO is refused.\n"
 "  can:IFACE[,IFACE...]\n"
 "                   SocketCAN raw sockets, CAN FD enabled, kernel timestamps\n"
 "                   (SO_TIMESTAMPNS), error frames; one thread and channel per interface.\n"
-"                   (The test machines have no AF_CAN; the same reading loop is tested\n"
-"                   through canpair:FD, a descriptor such as one end of\n"
-"                   socketpair(AF_UNIX, SOCK_SEQPACKET) delivering struct can_frame /\n"
-"                   struct canfd_frame datagrams; it ends when the peer closes.)\n"
 "  udp:[HOST:]PORT  each datagram one SAMPLE record; HOST defaults to 127.0.0.1\n"
 "                   (PORT 0: a free port, printed on stderr: 'udp: listening on H:P')\n"
 "  latency:PERIOD   a cyclictest-style probe: sleep to absolute CLOCK_MONOTONIC times\n"
 "                   every PERIOD and record how late each wake-up was (LATENCY records)\n"
 "\n"
 "OPTIONS\n"
-"  -s, --source SRC     what to record (required)\n"
+"  --source SRC         what to record (required)\n"
 "  --filter [!]ID[/MASK][@CHANNEL]  CAN frames: keep those with (id & MASK) == (ID & MASK);\n"
 "                       repeat for more; '!' rejects (a matching reject wins; with no\n"
 "                       accept rule the rest is kept); @CHANNEL: that channel only (a\n"
@@ -110,22 +109,30 @@ static const char help[] =
 "                       docs/log-config.schema.json\n"
 "  --print-config       print the effective options as JSON and exit\n"
 "  --pre T|SIZE         flight recorder: keep this much before a trigger (time, or bytes\n"
-"                       with a size unit); only trigger files are written\n"
-"  --post T             flight recorder: and record this long after it (a trigger in the\n"
-"                       post window extends it). SIGUSR1 is a trigger too.\n"
-"  --split-size SIZE    start a new file at this size\n"
-"  --split-time T       start a new file after this long\n"
+"                       with a size unit, at least one block); only trigger files are\n"
+"                       written\n"
+"  --post T             flight recorder: and record this long after it, more than 0 (a\n"
+"                       trigger in the post window extends it). SIGUSR1 is a trigger too.\n"
+"  --split-size SIZE    start a new file at this size (at least 2 blocks: 128K with the\n"
+"                       default --chunk)\n"
+"  --split-time T       start a new file after this long (at least 100ms)\n"
 "  --cyclic             when the volume is full, delete this logger's oldest files\n"
-"  --sync-interval T|SIZE  checkpoint (data and size durable) every T (default 1s) or\n"
-"                       every SIZE bytes; give both to use both\n"
-"  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks)\n"
+"  --sync-interval T|SIZE  checkpoint (data and size durable) every T (default 1s; more\n"
+"                       than 0) or every SIZE bytes (at least one block); give both to\n"
+"                       use both\n"
+"  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks):\n"
+"                       a multiple of --chunk from 4 blocks to 2G\n"
 "  --chunk SIZE         block size, a power of two from 512 to 1M (default 64K)\n"
 "  --qd N               device requests in flight, 1..64 (default 4)\n"
 "  --duration T         stop after T (more than 0)\n"
 "  --max-records N      stop after N records (raw: see --max-bytes)\n"
 "  --max-bytes SIZE     stop after SIZE bytes (records: as stored, headers included)\n"
-"  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto\n"
-"  --size SIZE          with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
+"  --mkfs TYPE          format TARGET first: exfat, fat32, fat16 or auto. A TARGET that\n"
+"                       already holds a volume, a partition table or other data is\n"
+"                       refused (exit 1, as 'streamfat mkfs'): to log onto it again,\n"
+"                       leave out --mkfs; to erase it, add --force\n"
+"  -F, --force          with --mkfs: format even over a volume or other data\n"
+"  -s, --size SIZE      with --mkfs: create TARGET as an image file of SIZE (256M, 1G,\n"
 "                       ...; as 'streamfat mkfs -s') if it does not exist\n"
 "  --dir DIR            write the files into DIR (created if missing)\n"
 "  --name PATTERN       file names by strftime(3) of the file's start time (local), %n\n"
@@ -145,6 +152,7 @@ static const char help[] =
 "  -q, --quiet          no status line and no summary\n"
 "  -h, --help           show this help\n"
 "\n"
+"  Values out of range are refused with the range (exit 2), never rounded or clamped.\n"
 "  On a terminal, a status line on stderr shows elapsed time, MB written, MB/s,\n"
 "  records/s, drops, ring fill and the worst device write latency.\n"
 "\n"
@@ -156,18 +164,21 @@ static const char help[] =
 "\n"
 "EXIT STATUS\n"
 "  0 everything accepted was written and nothing was dropped; 3 records were dropped (the\n"
-"  log is complete and consistent, DROP records included); 1 an error; 2 wrong usage.\n";
+"  log is complete and consistent, DROP records included); 1 an error, also when the\n"
+"  source gave not one usable record (random bytes, candump without -L: the first\n"
+"  unreadable line is quoted; empty input; nothing received): the run's empty log files\n"
+"  are removed then; 2 wrong usage.\n";
 
 enum {
     OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
     OPT_CYCLIC, OPT_SYNC, OPT_RING, OPT_CHUNK, OPT_QD, OPT_DURATION, OPT_MAX_RECORDS,
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
-    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG,
+    OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
 };
 
 static const struct option longopts[] = {
-    { "source", required_argument, NULL, 's' },
+    { "source", required_argument, NULL, OPT_SOURCE },
     { "filter", required_argument, NULL, OPT_FILTER },
     { "trigger", required_argument, NULL, OPT_TRIGGER },
     { "pre", required_argument, NULL, OPT_PRE },
@@ -183,7 +194,8 @@ static const struct option longopts[] = {
     { "max-records", required_argument, NULL, OPT_MAX_RECORDS },
     { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
     { "mkfs", required_argument, NULL, OPT_MKFS },
-    { "size", required_argument, NULL, OPT_SIZE },
+    { "size", required_argument, NULL, 's' },
+    { "force", no_argument, NULL, 'F' },
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
@@ -348,11 +360,48 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
 
 static int print_config;            /* --print-config */
 
+#define SEEN(opt) (given[(opt) - OPT_FILTER] != NULL)
+
+/* The ranges of the size and time options (issue 26: no value is rounded, clamped or read
+ * as "off" silently). block: the block size (--chunk). Each refusal is one line with the
+ * range; CLI_USAGE, or 0. */
+static int check_bounds(const struct log_args *a, uint64_t block, const char *const *given)
+{
+    char b2[32], b4[32], bs[32];
+    const uint64_t ring_max = a->so.raw ? (1ull << 31) - block : 1ull << 31;
+
+    units_format_size(2 * block, b2, sizeof b2);
+    units_format_size(4 * block, b4, sizeof b4);
+    units_format_size(block, bs, sizeof bs);
+    if (SEEN(OPT_SPLIT_SIZE) && a->split_bytes < 2 * block)
+        return cli_usage("--split-size %s out of range: at least 2 blocks (%s with --chunk "
+                         "%s); without --split-size files are not split by size",
+                         given[OPT_SPLIT_SIZE - OPT_FILTER], b2, bs);
+    if (SEEN(OPT_SPLIT_TIME) && a->split_ns < 100000000ull)
+        return cli_usage("--split-time %s out of range: at least 100ms; without --split-time "
+                         "files are not split by time", given[OPT_SPLIT_TIME - OPT_FILTER]);
+    if (SEEN(OPT_SYNC) && !a->sync_ns && a->sync_bytes < block)
+        return cli_usage("--sync-interval %s out of range: a duration above 0 (default 1s) or "
+                         "a size of at least one block (%s)", given[OPT_SYNC - OPT_FILTER], bs);
+    if (SEEN(OPT_RING) && (a->ring < 4 * block || a->ring > ring_max || a->ring % block))
+        return cli_usage("--ring %s out of range: a multiple of the block size (--chunk %s) "
+                         "from 4 blocks (%s) to 2G%s", given[OPT_RING - OPT_FILTER], bs, b4,
+                         a->so.raw ? " less one block" : "");
+    if (SEEN(OPT_PRE) && !a->pre_ns && a->pre_bytes < block)
+        return cli_usage("--pre %s out of range: a duration above 0 or a size of at least one "
+                         "block (%s)", given[OPT_PRE - OPT_FILTER], bs);
+    if (SEEN(OPT_POST) && !a->post_ns)
+        return cli_usage("--post %s: must be more than 0 (leave it out for no post-trigger "
+                         "window)", given[OPT_POST - OPT_FILTER]);
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct log_args *a)
 {
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qh", longopts, help, CLI_OPT_PARTITION);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":s:qFh", longopts, help, CLI_OPT_PARTITION);
     int c, rc;
     uint64_t v;
+    const char *given[16] = { 0 };      /* the value of OPT_FILTER + i as given (SEEN) */
 
     struct lctl *ctl = a->ctl;
     memset(a, 0, sizeof *a);
@@ -362,7 +411,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     while ((c = cli_getopt(&cl)) > 0) {
         rc = 0;
         switch (c) {
-        case 's': a->source = optarg; break;
+        case OPT_SOURCE: a->source = optarg; break;
         /* the core's control stage (log_control.h) */
         case OPT_FILTER: rc = lctl_parse_filter(a->ctl, optarg) ? CLI_USAGE : 0; break;
         case OPT_PRESCALE: rc = lctl_parse_prescale(a->ctl, optarg) ? CLI_USAGE : 0; break;
@@ -407,7 +456,11 @@ static int parse_args(int argc, char **argv, struct log_args *a)
                 return cli_usage("--duration must be more than 0 (without it: until the "
                                  "source ends or Ctrl-C)");
             break;
-        case OPT_SIZE:
+        case 's':
+            /* -s was --source before -s meant --size in every command (docs/CLI.md) */
+            if (!isdigit((unsigned char)optarg[0]))
+                return cli_usage("-s is --size (--source has no short form; docs/CLI.md): %s",
+                                 optarg);
             rc = parse_size_opt("--size", optarg, &a->mkfs_size);
             if (!rc && !a->mkfs_size)
                 return cli_usage("--size must be more than 0");
@@ -448,10 +501,13 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         case OPT_MEASURE: a->measure = 1; break;
         case OPT_JSON: a->json = 1; break;
         case OPT_NO_DIRECT: a->direct = 0; break;
+        case 'F': a->force = 1; break;
         case 'q': a->quiet = 1; break;
         }
         if (rc)
             return rc;
+        if (c >= OPT_FILTER && c < OPT_FILTER + 16)
+            given[c - OPT_FILTER] = optarg;
     }
     if (c < 0 && cl.status == CLI_OK)
         exit(CLI_OK);                       /* the help: nothing more to do */
@@ -466,6 +522,8 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     if (a->chunk && (a->chunk < SF_BLOCK_MIN || a->chunk > SF_BLOCK_MAX ||
                      (a->chunk & (a->chunk - 1))))
         return cli_usage("--chunk must be a power of two from 512 to 1M");
+    if (check_bounds(a, a->chunk ? a->chunk : SF_BLOCK_DEFAULT, given))
+        return CLI_USAGE;
     if (a->so.nrules && !a->pre_ns && !a->pre_bytes && !a->post_ns)
         return cli_usage("--trigger needs the flight recorder (--pre and/or --post)");
     if (a->so.raw && (a->pre_ns || a->pre_bytes || a->post_ns))
@@ -478,6 +536,9 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         return CLI_USAGE;
     if (a->have_size && !a->mkfs)
         return cli_usage("--size creates the image with --mkfs; give --mkfs TYPE too");
+    if (a->force && !a->mkfs)
+        return cli_usage("--force lets --mkfs format over data; without --mkfs nothing is "
+                         "formatted");
     if (a->name && strlen(a->name) > 200)
         return cli_usage("--name pattern too long");
     if (a->name && check_name_pattern(a->name))
@@ -552,6 +613,8 @@ static int log_run(int argc, char **argv)
     int rc, err, status = CLI_OK, tty, writer_started = 0;
     const char *error = NULL;
     char error_buf[300];
+    struct log_names before = { 0 };
+    const char *ldir;
 
     memset(&w, 0, sizeof w);
     rc = parse_args(argc, argv, &a);
@@ -593,6 +656,8 @@ static int log_run(int argc, char **argv)
         m.size = a.mkfs_size;
         m.have_size = a.have_size;
         m.size_opt = "--size";
+        m.force = a.force;
+        m.keep_hint = "without --mkfs the log goes onto it";
         rc = mkfs_run(&m);
         if (rc) {
             src_free(src);
@@ -604,7 +669,10 @@ static int log_run(int argc, char **argv)
         src_free(src);
         return CLI_ERR;
     }
-    if (a.dir && *a.dir && !cli_is_root(a.dir) && make_dir(&t, a.dir)) {
+    /* What is in the log directory before the run: a run that logs nothing removes what it
+     * created (log_sweep.h), and only that. */
+    ldir = a.dir && *a.dir && !cli_is_root(a.dir) ? a.dir : NULL;
+    if (log_names_take(&t.vol, a.target, ldir, &before) || (ldir && make_dir(&t, ldir))) {
         status = CLI_ERR;
         goto out_close;
     }
@@ -751,6 +819,19 @@ static int log_run(int argc, char **argv)
         error = error_buf;
         status = CLI_ERR;
     }
+    /* Nothing usable from the source is an error, and leaves no file (issue 26): the
+     * source's own line when it has one (candump text: the first unreadable line). */
+    if (ss.offered == 0) {
+        if (!error) {
+            snprintf(error_buf, sizeof error_buf, "%s: nothing to log: the source gave no "
+                     "usable %s%s", a.source, a.so.raw ? "byte" : "record",
+                     ss.bad_input ? " (all of its input was unreadable)" : "");
+            error = error_buf;
+        }
+        status = CLI_ERR;
+        log_names_sweep(&t.vol, a.target, ldir, &before);     /* prints its own error */
+    }
+    log_names_free(&before);
     if (status == CLI_OK && w.st.records_dropped)
         status = 3;
     if (error)
@@ -768,6 +849,7 @@ static int log_run(int argc, char **argv)
     return status;
 
 out_close:
+    log_names_free(&before);
     target_close(&t);
     free(lg);
     lctl_free(&ctl);

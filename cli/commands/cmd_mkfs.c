@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "common/target.h"
 #include "common/fault_env.h"
+#include "common/format_guard.h"
 #include "common/units.h"
 
 #include <errno.h>
@@ -23,14 +24,19 @@ static const char help[] =
 "\n"
 "SYNOPSIS\n"
 "  streamfat mkfs [-t TYPE] [-c CLUSTER] [-s SIZE] [-L LABEL] [--fats N]\n"
-"                 [--partition none|mbr|gpt] [--align SIZE] [--sector-size 512|4096] TARGET\n"
+"                 [--partition-table none|mbr|gpt] [--align SIZE] [--sector-size 512|4096]\n"
+"                 [-F] TARGET\n"
 "\n"
 "DESCRIPTION\n"
 "  Formats TARGET, an image file or a block device. When TARGET does not exist and -s is\n"
 "  given, a sparse image file of SIZE bytes is created. The cluster heap or data area (and\n"
 "  the partition, if any) is aligned to the allocation unit (--align, 4 MiB by default), as\n"
 "  the SD Association formatter does. The serial number and GPT GUIDs are random.\n"
-"  Everything on TARGET (or on its first SIZE bytes) is lost.\n"
+"  Everything on TARGET (or on its first SIZE bytes) is lost, so a TARGET that holds\n"
+"  anything is refused unless --force is given: a FAT or exFAT volume (the line says its\n"
+"  type, label and number of logs), an MBR or GPT partition table, another file system\n"
+"  (ext4, NTFS ...) or any non-zero byte in its first MiB. A new, empty or all-zero\n"
+"  TARGET is formatted without asking.\n"
 "\n"
 "OPTIONS\n"
 "  -t, --type TYPE          exfat, fat32, fat16 or auto (the default): FAT16 up to 2 GiB,\n"
@@ -42,10 +48,13 @@ static const char help[] =
 "                           e.g. for over-provisioning); creates TARGET if it does not exist\n"
 "  -L, --label LABEL        volume label, up to 11 characters (FAT: ASCII, upper-cased)\n"
 "      --fats N             FAT32/FAT16: number of FATs, 1 or 2 (default 2)\n"
-"      --partition SCHEME   none (superfloppy), mbr or gpt; default: none for image files,\n"
-"                           mbr for block devices\n"
+"      --partition-table SCHEME  none (superfloppy), mbr or gpt; default: none for\n"
+"                           image files, mbr for block devices (the old spelling\n"
+"                           --partition SCHEME still works; elsewhere --partition N is an index)\n"
 "      --align SIZE         allocation-unit alignment (default 4M)\n"
 "      --sector-size N      sector size of a new or existing image file: 512 (default) or 4096\n"
+"  -F, --force              format even when TARGET holds a volume, a partition table or\n"
+"                           other data (everything on it is lost)\n"
 "  -q, --quiet              print nothing on success\n"
 "  -h, --help               show this help\n"
 "\n"
@@ -53,22 +62,27 @@ static const char help[] =
 "\n"
 "EXAMPLES\n"
 "  streamfat mkfs -s 64M disk.img\n"
-"  streamfat mkfs -c 128K -L LOGS --partition gpt /dev/sdb\n"
-"  streamfat mkfs -s 120GB /dev/mmcblk0        # leave the rest of the card unused\n"
-"  streamfat mkfs -t fat32 --fats 1 /dev/sdc   # FAT32 for an old logger\n"
+"  streamfat mkfs -F -c 128K -L LOGS --partition-table gpt /dev/sdb  # cards come formatted\n"
+"  streamfat mkfs -F -s 120GB /dev/mmcblk0  # leave the rest of the card unused\n"
+"  streamfat mkfs -F -t fat32 --fats 1 /dev/sdc   # FAT32 for an old logger\n"
 "\n"
 "EXIT STATUS\n"
-"  0 formatted, 1 error (nothing usable is left behind for a new image file), 2 wrong usage.\n";
+"  0 formatted, 1 error (nothing usable is left behind for a new image file; TARGET holds\n"
+"  data and --force was not given: TARGET is left as it was), 2 wrong usage.\n";
+
+enum { OPT_FATS = 256 };          /* long only: -F is --force (docs/CLI.md) */
 
 static const struct option longopts[] = {
     { "type", required_argument, NULL, 't' },
     { "cluster-size", required_argument, NULL, 'c' },
     { "size", required_argument, NULL, 's' },
     { "label", required_argument, NULL, 'L' },
-    { "partition", required_argument, NULL, 'P' },
+    { "partition-table", required_argument, NULL, 'P' },
+    { "partition", required_argument, NULL, 'P' },      /* the name before docs/CLI.md */
     { "align", required_argument, NULL, 'A' },
     { "sector-size", required_argument, NULL, 'S' },
-    { "fats", required_argument, NULL, 'F' },
+    { "fats", required_argument, NULL, OPT_FATS },
+    { "force", no_argument, NULL, 'F' },
     { "quiet", no_argument, NULL, 'q' },
     CLI_LONGOPTS_END,
 };
@@ -113,7 +127,7 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
     struct sf_mkfs_opts o;
     struct stat st;
     const char *why = "";
-    int created = 0, err, rc = CLI_ERR;
+    int created = 0, grown = 0, err, rc = CLI_ERR;
     unsigned flags = 0;
     void *buf = NULL;
     char hs[32];
@@ -123,7 +137,7 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
         return CLI_ERR;
     if (stat(target_dev_path(a->target), &st) != 0) {
         if (errno != ENOENT) {
-            cli_err("%s: %s", a->target, strerror(errno));
+            cli_open_err(a->target, errno);
             return CLI_ERR;
         }
         if (!a->have_size) {
@@ -145,6 +159,19 @@ static int mkfs_format(const struct mkfs_args *a, unsigned fats)
         cli_err("%s: --sector-size applies to image files only", a->target);
         return CLI_ERR;
     }
+    /* An empty image file is a new one that already has its name (and owner, mode): grown
+     * to SIZE like a new one, and back to empty when formatting fails. */
+    if (!created && S_ISREG(st.st_mode) && st.st_size == 0 && a->have_size) {
+        if (truncate(target_dev_path(a->target), (off_t)a->size)) {
+            cli_err("%s: %s", a->target, strerror(errno));
+            return CLI_ERR;
+        }
+        grown = 1;
+    }
+    if (!created && !grown && !a->force &&
+        format_guard(a->target, a->keep_hint ? a->keep_hint
+                     : "'streamfat log' logs onto it as it is"))
+        return CLI_ERR;
     if (target_open_dev(&f, a->target, flags, a->sector_size, created ? a->size : 0))
         return CLI_ERR;
 
@@ -199,6 +226,8 @@ out:
     }
     if (rc != CLI_OK && created)
         unlink(a->target);
+    if (rc != CLI_OK && grown && truncate(target_dev_path(a->target), 0))
+        cli_err("%s: cannot make it empty again: %s", a->target, strerror(errno));
     if (rc != CLI_OK || a->quiet)
         return rc;
 
@@ -238,7 +267,7 @@ int mkfs_run(const struct mkfs_args *a)
 int cmd_mkfs(int argc, char **argv)
 {
     struct mkfs_args a;
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":t:c:s:L:qh", longopts, help, 0);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":t:c:s:L:qFh", longopts, help, 0);
     const char *why;
     unsigned fats = 0;
     uint64_t v;
@@ -302,13 +331,16 @@ int cmd_mkfs(int argc, char **argv)
             else
                 return cli_usage("sector size must be 512 or 4096, not '%s'", optarg);
             break;
-        case 'F':
+        case OPT_FATS:
             if (strcmp(optarg, "1") == 0)
                 fats = 1;
             else if (strcmp(optarg, "2") == 0)
                 fats = 2;
             else
                 return cli_usage("--fats: the number of FATs must be 1 or 2, not '%s'", optarg);
+            break;
+        case 'F':
+            a.force = 1;
             break;
         case 'q':
             a.quiet = 1;

@@ -34,20 +34,20 @@ static const char help[] =
 "  streamfat put - copy a file onto the volume\n"
 "\n"
 "SYNOPSIS\n"
-"  streamfat put [-f] [-v] [--bs SIZE] [--qd N] [--no-direct] [--no-uring] [--keep-partial]\n"
+"  streamfat put [-F] [-v] [--bs SIZE] [--qd N] [--no-direct] [--no-uring] [--keep-partial]\n"
 "                [--partition N] TARGET SRC [PATH]\n"
 "\n"
 "DESCRIPTION\n"
 "  Copies the host file SRC ('-': standard input) to PATH on the volume on TARGET. PATH\n"
 "  defaults to the name of SRC in the root directory; when PATH is an existing directory\n"
 "  (or ends in '/'), the file goes into it under the name of SRC. An existing file is not\n"
-"  overwritten unless -f is given.\n"
+"  overwritten unless -F (--force) is given.\n"
 "\n"
-"  With -f over an existing file, the new copy is written under a temporary name in the\n"
+"  With -F over an existing file, the new copy is written under a temporary name in the\n"
 "  same directory ('.NAME.sftmp') and takes the place of the old one only when it is\n"
 "  complete: on any failure, interrupt or power cut the old file stays as it was, and\n"
 "  'streamfat fsck --repair' removes a temporary file a cut left behind. The volume must\n"
-"  hold both copies meanwhile: when its free space cannot, -f refuses before writing\n"
+"  hold both copies meanwhile: when its free space cannot, -F refuses before writing\n"
 "  (remove the old file first).\n"
 "\n"
 "  The copy takes the streaming write path: the target is opened with O_DIRECT (where the\n"
@@ -60,12 +60,12 @@ static const char help[] =
 "  On error (no space, file too large, I/O), or when interrupted (Ctrl-C, SIGTERM), the\n"
 "  partly written file is removed and the volume is unmounted cleanly; with --keep-partial\n"
 "  it is closed at what was written instead (a whole number of --bs blocks) and kept (with\n"
-"  -f over an existing file: under its temporary name, the old file untouched).\n"
+"  -F over an existing file: under its temporary name, the old file untouched).\n"
 "  FAT32 and FAT16 files end at 4 GiB - 1 bytes: a larger regular file is refused before\n"
 "  anything is written (\"file too large\"); standard input fails when it gets there.\n"
 "\n"
 "OPTIONS\n"
-"  -f, --force      replace an existing file (the old one stays until the new one is whole)\n"
+"  -F, --force      replace an existing file (the old one stays until the new one is whole)\n"
 "  --bs SIZE        request size, a multiple of 4K from 4K to 64M (default 1M)\n"
 "  --qd N           requests in flight, 1..64 (default 4)\n"
 "  --no-direct      buffered I/O on the target (no O_DIRECT)\n"
@@ -115,7 +115,7 @@ static char *temp_path(const char *dest)
 enum { OPT_BS = 256, OPT_QD, OPT_NO_DIRECT, OPT_NO_URING, OPT_KEEP };
 
 static const struct option longopts[] = {
-    { "force", no_argument, NULL, 'f' },
+    { "force", no_argument, NULL, 'F' },
     { "verbose", no_argument, NULL, 'v' },
     { "bs", required_argument, NULL, OPT_BS },
     { "qd", required_argument, NULL, OPT_QD },
@@ -294,7 +294,7 @@ static int parse_opts(int argc, char **argv, struct put_opts *o)
 {
     const char *why = "";
     const char *env = getenv("SF_NO_URING");
-    struct cli_opts cl = CLI_OPTS(argc, argv, ":fvh", longopts, help, CLI_OPT_PARTITION);
+    struct cli_opts cl = CLI_OPTS(argc, argv, ":Fvh", longopts, help, CLI_OPT_PARTITION);
     uint64_t v;
     int c;
 
@@ -305,7 +305,7 @@ static int parse_opts(int argc, char **argv, struct put_opts *o)
     o->uring = !(env && *env && strcmp(env, "0") != 0);
     while ((c = cli_getopt(&cl)) > 0) {
         switch (c) {
-        case 'f': o->force = 1; break;
+        case 'F': o->force = 1; break;
         case 'v': o->verbose = 1; break;
         case OPT_BS:
             if (units_parse_size(optarg, &v, &why))
@@ -430,7 +430,7 @@ int cmd_put(int argc, char **argv)
         struct stat hs;
         fd = open(src, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            cli_err("%s: %s", src, strerror(errno));
+            cli_open_err(src, errno);
             return CLI_ERR;
         }
         if (fstat(fd, &hs) == 0 && S_ISDIR(hs.st_mode)) {
@@ -461,7 +461,7 @@ int cmd_put(int argc, char **argv)
             goto out;
         }
         if (err == 0 && !o.force) {
-            cli_err("%s: %s: file exists (use -f to overwrite)", t.path, dest);
+            cli_err("%s: %s: file exists (use -F (--force) to overwrite)", t.path, dest);
             goto out;
         }
         if (err && err != SF_ENOENT) {

@@ -33,8 +33,17 @@ static const struct option *find_long(const struct option *o, const char *name, 
     return NULL;
 }
 
+/* The long option a short one stands for (-s is --size, -q --quiet: docs/CLI.md). */
+static const struct option *find_short(const struct option *o, char c)
+{
+    for (; o->name; o++)
+        if (o->val == c)
+            return o;
+    return NULL;
+}
+
 /* Which long options the command line gives, and whether it has a positional argument.
- * Short options: -s takes a value, the others none. */
+ * A short option counts as its long one. */
 static void scan(int argc, char **argv, const struct option *lo, char *given, int *positional,
                  const char **config)
 {
@@ -60,10 +69,12 @@ static void scan(int argc, char **argv, const struct option *lo, char *given, in
                 *config = eq + 1;
             }
         } else if (a[0] == '-' && a[1]) {
-            if (a[1] == 's' && !a[2])
-                i++;
-            if (a[1] == 's')
-                given[find_long(lo, "source", 6) - lo] = 1;
+            const struct option *o = find_short(lo, a[1]);
+            if (o) {
+                given[o - lo] = 1;
+                if (o->has_arg == required_argument && !a[2])
+                    i++;
+            }
         } else {
             (*positional)++;
         }
@@ -152,7 +163,7 @@ int log_config_merge(int argc, char **argv, const struct option *lo, int *out_ar
     }
     char *text = read_file(config);
     if (!text) {
-        cli_err("--config %s: %s", config, strerror(errno));
+        cli_open_err(config, errno);
         free(given);
         return CLI_ERR;
     }
@@ -290,13 +301,15 @@ int log_config_print(int argc, char **argv, const struct option *lo, const char 
                 cJSON_DeleteItemFromObjectCaseSensitive(root, o->name);
                 cJSON_AddTrueToObject(root, o->name);
             }
-        } else if (a[0] == '-' && a[1] == 's') {
-            value = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
-            cJSON_DeleteItemFromObjectCaseSensitive(root, "source");
-            cJSON_AddStringToObject(root, "source", value);
-        } else if (a[0] == '-' && a[1] == 'q') {
-            cJSON_DeleteItemFromObjectCaseSensitive(root, "quiet");
-            cJSON_AddTrueToObject(root, "quiet");
+        } else if (a[0] == '-' && a[1] && find_short(lo, a[1])) {
+            const struct option *o = find_short(lo, a[1]);
+            cJSON_DeleteItemFromObjectCaseSensitive(root, o->name);
+            if (o->has_arg == required_argument) {
+                value = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "");
+                cJSON_AddStringToObject(root, o->name, value);
+            } else {
+                cJSON_AddTrueToObject(root, o->name);
+            }
         }
     }
     if (target)

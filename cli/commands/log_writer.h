@@ -29,7 +29,7 @@ struct log_args {
     uint64_t pre_ns, pre_bytes, post_ns, split_bytes, split_ns, sync_ns, sync_bytes;
     uint64_t ring, chunk, duration_ns, mkfs_size;
     unsigned qd;
-    int cyclic, json, quiet, measure, direct, mkfs_type, mkfs, have_size;
+    int cyclic, json, quiet, measure, direct, mkfs_type, mkfs, have_size, force;
     uint32_t partition;
 };
 

@@ -1,21 +1,48 @@
-/* Host output files that replace an existing file only when complete (export -o): the
- * output goes to a temporary file in the same directory (".NAME.XXXXXX"), which rename(2)
- * puts in place after a flush and fsync; on any error the temporary file is removed and
- * the existing file stays as it was. Outputs that are not regular files (/dev/null, a
- * FIFO, a terminal) are written directly: there is nothing to replace. */
+/* The one path by which a command writes a host file (export -o, export --all, get,
+ * bench --plot/--csv; demo's image follows the same rule in cmd_demo.c): the output goes
+ * to a temporary file in the same directory (".NAME.XXXXXX"), which rename(2) puts in
+ * place after a flush and fsync, and only when the command says the result is one the
+ * user wants (out_close's ok); otherwise, or when a write fails, the temporary file is
+ * removed and the existing file stays as it was, byte for byte. Outputs that are not
+ * regular files (/dev/null, a FIFO, a terminal, a device) are written directly: there is
+ * nothing to replace. A process killed in between leaves its ".NAME.XXXXXX" behind and
+ * the target untouched; mkstemp never reuses such a name, so a later run is not hindered.
+ *
+ * An output that is the command's input (the same inode, or the same block device) is
+ * refused before anything is written: replacing a log by its own export, or an image by
+ * a file copied out of it, would lose the input. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int out_open(struct out_file *o, const char *path)
+int out_same_file(const struct stat *a, const struct stat *b)
+{
+    if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode))
+        return a->st_rdev == b->st_rdev;
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int out_seekable(FILE *f)
+{
+    struct stat st;
+    int fl, fd = fileno(f);
+
+    /* O_APPEND: every write goes to the end whatever the offset, so a seek back to patch
+     * a header would append the patch instead. */
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+           (fl = fcntl(fd, F_GETFL)) >= 0 && !(fl & O_APPEND) && ftello(f) == 0;
+}
+
+int out_open(struct out_file *o, const char *path, const struct stat *input)
 {
     struct stat st;
     char *real = NULL;
@@ -25,6 +52,10 @@ int out_open(struct out_file *o, const char *path)
     memset(o, 0, sizeof *o);
     o->name = path;
     int have = stat(path, &st) == 0;
+    if (have && input && out_same_file(&st, input)) {
+        cli_err("%s: is the file this command reads; not written over (name another output)", path);
+        return CLI_ERR;
+    }
     if (have && !S_ISREG(st.st_mode)) {
         if (!(o->f = fopen(path, "w"))) {
             cli_err("%s: %s", path, strerror(errno));
@@ -81,7 +112,7 @@ int out_close(struct out_file *o, int ok)
         c = EOF;
         e = errno;
     }
-    if (c)
+    if (c && ok)                /* a caller that failed has said why already */
         cli_err("%s: write failed: %s", o->name, strerror(e));
     if (o->tmp) {
         if (ok && !c && rename(o->tmp, o->final)) {

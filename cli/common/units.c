@@ -38,7 +38,9 @@ static const struct suffix rate_suffixes[] = {
 
 #define NS_PER_S 1000000000ull
 static const struct suffix duration_suffixes[] = {
-    { "", NS_PER_S }, { "s", NS_PER_S }, { "ms", 1000000ull },
+    /* us (and µs) because messages offer them: latency:PERIOD "from 10us" (issue 26) */
+    { "", NS_PER_S }, { "s", NS_PER_S }, { "ms", 1000000ull }, { "us", 1000ull },
+    { "\xc2\xb5s", 1000ull },
     { "m", 60 * NS_PER_S }, { "h", 3600 * NS_PER_S },
     { NULL, 0 },
 };
@@ -180,7 +182,7 @@ int units_parse_rate(const char *s, uint64_t *bytes_per_s, const char **why)
 int units_parse_duration(const char *s, uint64_t *ns, const char **why)
 {
     return parse_with(s, duration_suffixes, ns, why,
-                      "unknown unit (use a number of seconds, or ms, s, m, h)");
+                      "unknown unit (use a number of seconds, or us, ms, s, m, h)");
 }
 
 char *units_format_size(uint64_t bytes, char *buf, unsigned n)

@@ -435,7 +435,6 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
     struct job *j = calloc(1, sizeof *j);
     void *buf = malloc(SF_BLOCK_MAX);
     uint64_t damage = 0;
-    struct stat st;
     int rc = 0;
 
     if (!j || !buf) {
@@ -449,8 +448,7 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
     memset(j->chan_ok, -1, sizeof j->chan_ok);
     j->x.out = out;
     j->x.out_name = out_name;
-    j->x.seekable = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode) &&
-                    ftello(out) == 0;
+    j->x.seekable = out_seekable(out);
     j->x.relative = o->relative;
     j->x.blf_level = o->blf_level;
     j->x.mf4_level = o->mf4_level;
@@ -501,12 +499,17 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
                 src, j->x.clamped, o->w->name);
     if (j->malformed)
         cli_err("%s: %" PRIu64 " malformed CAN records skipped", src, j->malformed);
-    in->complete = !rc;
+    /* What the output gets (docs/EXPORT.md, "Output files"): the export of a log, damaged
+     * or not, once written to its end; never that of a file that is no log, nor of filters
+     * that selected nothing. */
+    in->complete = !rc && !j->not_log;
     (void)damage;
     if (!rc && report_damage(j))
         rc = CLI_ERR;
-    else if (!rc && check_match && (o->nchan || o->nids) && j->records && !j->matched)
+    else if (!rc && check_match && (o->nchan || o->nids) && j->records && !j->matched) {
         rc = report_no_match(j);
+        in->complete = 0;
+    }
     for (unsigned c = 0; c < 256; c++)
         if (*j->ifname[c])
             free((void *)(uintptr_t)j->ifname[c]);

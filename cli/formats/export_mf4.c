@@ -14,8 +14,9 @@
  * groups' DG, CG, CN, SI, TX and MD blocks, FH, the HD comment) is written after the data
  * at the end, when the cycle counts and channel names are known; then the HD block at 64
  * is rewritten with its links and the ID block is marked finalized ("MDF     "; the file
- * says "UnFinMF " until then). So the output must be seekable: cmd_export.c refuses a
- * pipe. Memory: three block buffers, a transposition buffer and the deflate output.
+ * says "UnFinMF " until then). So the output must be seekable: into anything else (a pipe,
+ * a file opened for appending) cmd_export.c builds it in a temporary file and copies it
+ * out when complete. Memory: three block buffers, a transposition buffer and the deflate output.
  *
  * This file is the writer: records into groups, events, and the structure at the end;
  * export_mf4_blocks.c writes the bytes (blocks, links, the DT/DZ data blocks and their DL

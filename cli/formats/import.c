@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "import.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +71,7 @@ int imp_open(const char *path, enum imp_format *fmt, struct imp_reader **rp, cha
 
     *rp = NULL;
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot open: %s", path, cli_errno_text(errno));
         return -1;
     }
     while (n < sizeof head && (got = read(fd, head + n, sizeof head - n)) != 0) {

@@ -232,7 +232,14 @@ static int line_channel(struct producer *p, const char *ifc, size_t il, uint64_t
     src_add_name(s, ifc, il);
     pthread_mutex_unlock(&s->lock);
     src_wait_for_room(s, w, sf_rec_size((uint32_t)il));
-    sf_log_name_channel(s->lg, (uint8_t)i, s->names[i], ts);   /* a refusal is a drop */
+    /* the CHANNEL record goes through the ring like a frame: records_in counts it, so
+     * records_offered does too (it was 1 short per interface: issue 26) */
+    int rc = sf_log_name_channel(s->lg, (uint8_t)i, s->names[i], ts);
+    if (rc == 0 || rc == SF_EDROPPED) {
+        p->offered++;
+        p->offered_bytes += sf_rec_size((uint32_t)il);
+        p->dropped += rc != 0;                                  /* a refusal is a drop */
+    }
     return (int)i;
 }
 
@@ -251,6 +258,7 @@ static int handle_line(struct producer *p, const char *line, size_t n, struct wa
     if (rc == 0)
         return 0;
     if (rc < 0) {
+        src_note_bad_line(s, line, n, s->lineno);
         src_bad_input(s, "line", s->lineno, f.why ? f.why : "not a candump -L frame");
         return 0;
     }
@@ -260,6 +268,7 @@ static int handle_line(struct producer *p, const char *line, size_t n, struct wa
     if (ch == -2)
         return -2;
     if (ch < 0) {
+        src_note_bad_line(s, line, n, s->lineno);
         src_bad_input(s, "line", s->lineno, why);
         return 0;
     }
@@ -336,7 +345,7 @@ void *src_lines_main(void *arg)
     }
     src_flush_counters(p);
     free(buf);
-    if (eof && s->path)
+    if (eof)
         src_no_frames_check(s);
     if (eof || limit)
         atomic_fetch_add(&s->finished, 1);

@@ -150,20 +150,48 @@ static int file_prepare(struct log_source *s, struct producer *p)
     } else {
         p->fd = open(s->path, O_RDONLY | O_CLOEXEC);
         if (p->fd < 0) {
-            cli_err("%s: %s", s->path, strerror(errno));
+            cli_open_err(s->path, errno);
             return -1;
         }
     }
     return 0;
 }
 
+void src_note_bad_line(struct log_source *s, const char *line, size_t n, uint64_t no)
+{
+    size_t o = 0, cap = sizeof s->first_bad - 4;
+
+    if (s->first_bad_no)
+        return;
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    for (size_t i = 0; i < n && o < cap; i++) {
+        unsigned char c = (unsigned char)line[i];
+        s->first_bad[o++] = c >= 0x20 && c < 0x7F ? (char)c : '?';
+    }
+    if (o == cap && n > cap)
+        memcpy(s->first_bad + o, "...", 3), o += 3;
+    s->first_bad[o] = '\0';
+    s->first_bad_no = no;
+}
+
 void src_no_frames_check(struct log_source *s)
 {
     uint64_t bad = atomic_load(&s->bad);
+    const char *what = s->path ? "not a candump, ASC or BLF log"
+                               : "not candump -L lines (candump writes them with -L)";
 
-    if (atomic_load(&s->offered) == 0)
-        src_set_error(s, "%s: no CAN frame in it (%" PRIu64 " unreadable line%s): not a candump, "
-                      "ASC or BLF log", s->path, bad, bad == 1 ? "" : "s");
+    if (atomic_load(&s->offered) != 0)
+        return;
+    if (s->first_bad_no)
+        src_set_error(s, "%s: no CAN frame in it (%" PRIu64 " unreadable line%s, the first: "
+                      "line %" PRIu64 " \"%s\"): %s", src_name(s), bad, bad == 1 ? "" : "s",
+                      s->first_bad_no, s->first_bad, what);
+    else if (s->path || bad)
+        src_set_error(s, "%s: no CAN frame in it (%" PRIu64 " unreadable line%s): %s",
+                      src_name(s), bad, bad == 1 ? "" : "s", what);
+    else
+        src_set_error(s, "%s: no CAN frame in it: the input was empty", src_name(s));
 }
 
 /* file: with an ASC or BLF log: frames from the reader (import.h), on the channel the

@@ -90,6 +90,8 @@ struct log_source {
     uint8_t have_last[SRC_MAX_CHANNELS];
     uint64_t lineno;
     unsigned bad_shown;
+    char first_bad[64];             /* the first unreadable candump line, quoted (printable) */
+    uint64_t first_bad_no;          /* its number, 0 while none */
     unsigned nprod;
     struct producer prod[SRC_MAX_CHANNELS];
     atomic_int stop;
@@ -213,7 +215,10 @@ int src_emit_can(struct producer *p, const struct src_can_frame *f);
 
 /* ---- file.c --------------------------------------------------------------------------- */
 
-/* A file: replay that read to its end without one usable frame is an error (issue 15). */
+/* Candump text (file: or stdin) read to its end without one usable frame is an error
+ * (issues 15 and 26): the line says how many lines were unreadable and quotes the first. */
 void src_no_frames_check(struct log_source *s);
+/* Keep the first unreadable line (n bytes, line number no) for that message. */
+void src_note_bad_line(struct log_source *s, const char *line, size_t n, uint64_t no);
 
 #endif

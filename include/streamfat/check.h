@@ -76,6 +76,9 @@ struct sf_check_result {
     uint64_t leaked_clusters;     /* allocated but not reachable (before repair) */
     uint64_t recovered_blocks;    /* log blocks re-attached (found, without REPAIR) */
     uint64_t recovered_bytes;
+    uint64_t recovered_damaged;   /* blocks inside the re-attached ranges that fail the
+                                     readers' checks (docs/FORMAT.md): they skip and count
+                                     exactly these */
 };
 
 /* Work memory needed for the volume on bd (reads its boot sector, using 8 KiB of stack):

@@ -24,10 +24,11 @@
  * block, and the damage, each block judged by the reader rules of docs/FORMAT.md ("Reading
  * a file", checks 1 to 10, in that order): unwritten, invalid, foreign, misplaced (kind not
  * matching the place), malformed (record layout, count, first_ts) and out-of-sequence blocks
- * (seq not above the last accepted block's: repeats, the second of a swapped pair) are
+ * (seq not the block's number: a copy, the blocks of a swapped pair, a wild seq) are
  * skipped and reported as DAMAGED or FOREIGN events, runs of the same kind as one event
- * with a block count; an accepted block whose seq jumps past the last accepted one + 1
- * (the first: past 0) comes after a GAP event (seq_expected = last + 1). Records of skipped
+ * with a block count. A block is accepted only at its own place (seq = its number, the
+ * position rule), so one bad block never hides the blocks after it, every block not
+ * accepted is counted by the check that refused it, and no GAP event comes. Records of skipped
  * blocks are never delivered, so no record comes twice or out of block order. An accepted
  * block with non-zero bytes after `used` delivers its records after a DAMAGED event with
  * reason SF_DEC_DIRTY_TAIL (count 1).
@@ -65,7 +66,8 @@ enum sf_dec_kind {
     SF_DEC_HEADER,         /* block 0 is valid: hdr, file_id, block_size */
     SF_DEC_RECORD,         /* rec (from block `block`, whose header is `bi`) */
     SF_DEC_DAMAGED,        /* blocks block .. block+count-1 (bytes offset .. +length): reason */
-    SF_DEC_GAP,            /* block `block` has seq `seq`, but `seq_expected` was due */
+    SF_DEC_GAP,            /* no longer emitted (docs/FORMAT.md's position rule counts every
+                            * block not accepted where it is); kept for the ABI */
     SF_DEC_FOREIGN,        /* blocks block .. block+count-1 carry another file_id (`file_id`) */
     SF_DEC_END,            /* after sf_dec_finish: no more events */
 };
@@ -81,7 +83,7 @@ enum sf_dec_reason {
     SF_DEC_TOO_BIG,        /* its block size exceeds the decoder's buffer */
     SF_DEC_NO_BLOCK,       /* no valid block found: block size unknown (block = count = 0) */
     SF_DEC_MISPLACED,      /* kind 1 away from block 0 or seq 0, kind 2 at block 0 or seq 0 */
-    SF_DEC_OUT_OF_SEQ,     /* seq not above the last accepted block's (a repeat, a swap) */
+    SF_DEC_OUT_OF_SEQ,     /* seq is not the block's number (a copy, a swap, a wild seq) */
     SF_DEC_DIRTY_TAIL,     /* accepted, records delivered; non-zero bytes after `used` */
 };
 
@@ -105,7 +107,7 @@ struct sf_dec_stats {
     uint64_t blocks_ok;          /* valid blocks of this file */
     uint64_t blocks_damaged;     /* blocks in DAMAGED events (NO_BLOCK: 0) */
     uint64_t blocks_foreign;
-    uint64_t gaps;
+    uint64_t gaps;               /* always 0 (SF_DEC_GAP) */
     uint64_t records;            /* RECORD events */
     uint64_t damage_events;      /* DAMAGED + GAP + FOREIGN events: 0 means a clean file */
 };
@@ -148,6 +150,14 @@ size_t sf_dec_feed(struct sf_dec *d, const void *p, size_t n);
 size_t sf_dec_space(struct sf_dec *d, uint8_t **where);
 void sf_dec_commit(struct sf_dec *d, size_t n);
 /* The file has ended (pending events, then SF_DEC_END). */
+/* A reader of part of a file (the Spark source: block 0, then a range of blocks): the bytes
+ * given from now on are those from file offset `offset` on, so that every block is judged at
+ * its number in the file (the position rule, docs/FORMAT.md). The blocks in between are not
+ * read and not counted. Only once the block size is known, every byte given has been decoded
+ * (sf_dec_next said NEED_DATA) and `offset` is a multiple of the block size not before the
+ * bytes given: 0, else SF_EINVAL (nothing changes). */
+int sf_dec_skip(struct sf_dec *d, uint64_t offset);
+
 void sf_dec_finish(struct sf_dec *d);
 /* The next event: its kind (enum sf_dec_kind), with *ev filled. */
 int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev);

@@ -1005,6 +1005,8 @@ static int set_size(struct chk *k, struct chk_cand *c, uint64_t size, uint32_t n
         return SF_ECORRUPT;
     st_le64(se + EXDE_DATA_LENGTH, size);
     st_le64(se + EXDE_STREAM_VALID_LEN, size);
+    if (!c->contig)          /* recovery followed the FAT chain (recover.c): the entry too */
+        se[EXDE_STREAM_FLAGS] &= (uint8_t)~EXDE_FLAG_NO_FAT_CHAIN;
     st_le16(s.e + EXDE_FILE_SET_CHECKSUM, set_sum(s.e, s.n));
     return xset_write(k, &s);
 }

@@ -46,7 +46,7 @@ const char *sf_dec_reason_str(int reason)
     case SF_DEC_TOO_BIG:    return "block size larger than the decoder's buffer";
     case SF_DEC_NO_BLOCK:   return "no valid block";
     case SF_DEC_MISPLACED:  return "kind does not match its place";
-    case SF_DEC_OUT_OF_SEQ: return "out of sequence (repeated or older block)";
+    case SF_DEC_OUT_OF_SEQ: return "out of sequence (seq is not its block number)";
     case SF_DEC_DIRTY_TAIL: return "non-zero bytes after the used payload";
     default:                return "damaged";
     }
@@ -190,27 +190,33 @@ static int layout_ok(const uint8_t *p, const struct sf_block_info *bi)
     return k == 0 && count == bi->count;
 }
 
-/* A block at pos that passed the block check: FORMAT.md checks 3 to 8. */
+/* A block at pos that passed the block check: FORMAT.md checks 3 to 8. The position rule
+ * (check 6): block n is accepted only with seq n, so a block with a wrong seq (a wild value,
+ * a copy, a swapped block) is skipped alone and hides nothing after it; every position not
+ * accepted is counted once, by the check that refused it (there are no gaps to report). The
+ * file's id comes from the first block that passes the block check at its own place (seq =
+ * position, kind right for it): a stray block in front cannot make the file foreign. */
 static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64_t n)
 {
     const uint8_t *p = d->buf + d->pos;
     int reason = 0;
+    int placed = (bi->kind == SF_BLOCK_FILE_HEADER) == (n == 0 && bi->seq == 0) &&
+                 (bi->kind == SF_BLOCK_RECORDS) == (n != 0 && bi->seq != 0);
 
-    if (!d->have_file_id) {
+    if (!d->have_file_id && placed && bi->seq == n) {
         d->file_id = bi->file_id;
         d->have_file_id = 1;
     }
-    if (bi->file_id != d->file_id) {
+    if (d->have_file_id && bi->file_id != d->file_id) {
         run_add(d, SF_DEC_FOREIGN, 0, bi->file_id, n);
         next_block(d);
         return;
     }
-    if ((bi->kind == SF_BLOCK_FILE_HEADER) != (n == 0 && bi->seq == 0) ||
-        (bi->kind == SF_BLOCK_RECORDS) != (n != 0 && bi->seq != 0))
+    if (!placed)
         reason = SF_DEC_MISPLACED;
     else if (!layout_ok(p, bi))
         reason = SF_DEC_BAD_RECORD;
-    else if (d->have_seq && bi->seq <= d->last_seq)
+    else if (bi->seq != n)
         reason = SF_DEC_OUT_OF_SEQ;
     if (reason) {
         run_add(d, SF_DEC_DAMAGED, reason, 0, n);
@@ -218,16 +224,6 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64
         return;
     }
     run_flush(d);
-    {
-        uint64_t expected = d->have_seq ? d->last_seq + 1 : 0;
-        if (bi->seq != expected) {
-            struct sf_dec_event *e = queue(d, SF_DEC_GAP);
-            e->block = n;
-            e->seq_expected = expected;
-            e->seq = bi->seq;
-            d->stats.gaps++;
-        }
-    }
     if (!all_zero(p + SF_BLOCK_HDR + bi->used, d->block_size - SF_BLOCK_HDR - bi->used))
         queue_range(d, SF_DEC_DAMAGED, SF_DEC_DIRTY_TAIL, n, 1, n * d->block_size,
                     d->block_size);
@@ -472,6 +468,16 @@ size_t sf_dec_feed(struct sf_dec *d, const void *p, size_t n)
         sf_dec_commit(d, k);
     }
     return k;
+}
+
+int sf_dec_skip(struct sf_dec *d, uint64_t offset)
+{
+    if (d->state != ST_BLOCK || d->finished || d->qi < d->qn || d->pos != d->fill ||
+        offset < d->base + d->fill || sf_umod64(offset, d->block_size))
+        return SF_EINVAL;
+    d->base = offset;
+    d->pos = d->fill = 0;
+    return 0;
 }
 
 void sf_dec_finish(struct sf_dec *d)

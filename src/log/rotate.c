@@ -291,12 +291,21 @@ static int put_header(struct sf_log *lg, uint64_t now)
     sf_block_seal(b, &bi);
     lg->head_blocks = lg->file_seq = seq + 1;
     err = sfl_submit_buf(lg, w, (k + 1) << lg->bshift, 0, REQ_HEADER, now);
-    /* FAT: a later allocation step of the stream lends cfg.work past its first sector to
-     * its FAT sectors (stream.c); the header must be on the device before that, or its
-     * bytes past the first sector are FAT entries (found by the reader's dirty-tail check,
-     * issue 15; with more than 464 bytes of names the header's CRC would fail). */
-    if (!err && lg->v->fs_type != SF_FS_EXFAT)
-        err = sfl_drain(lg);
+    /* The header is on the device before anything else is written: FAT: a later
+     * allocation step of the stream lends cfg.work past its first sector to its FAT
+     * sectors (stream.c), or its bytes past the first sector would be FAT entries (found
+     * by the reader's dirty-tail check, issue 15; with more than 464 bytes of names the
+     * header's CRC would fail). Then a checkpoint of the header (docs/DESIGN.md, "Finding
+     * a file after a cut"): its FLUSH makes the header and the allocation durable, then the
+     * entry names the file's first cluster and its size covers the header, before any
+     * record block of the file is submitted. A cut before the next regular checkpoint then leaves a file that repair
+     * extends over every block written, not an empty entry over leaked clusters; the
+     * header is this file's, so the blocks repair attaches are too. It waits (the ring
+     * takes the records meanwhile), once per file, as the previous file's close does: a
+     * checkpoint behind the data would let record blocks reach the device before the
+     * entry names the file. */
+    if (!err && !(err = sfl_drain(lg)))
+        err = sf_stream_checkpoint(&lg->st[lg->cur]);
     return err;
 }
 

@@ -10,7 +10,10 @@
  * Write order, the full logger's (src/stream/stream.c), and what a power cut leaves:
  *   1. the entry is created empty (first cluster 0, size 0);
  *   2. a run is chained and ended in every FAT copy, then linked to the file's chain;
- *   3. blocks are written into allocated clusters only;
+ *   3. blocks are written into allocated clusters only; the header block first, and a
+ *      checkpoint right after it (step 4), before any record block: from then on the entry
+ *      names the first cluster, so a cut before the next checkpoint leaves a file that
+ *      repair can find and extend, never an empty entry over leaked blocks (issue 26);
  *   4. a checkpoint: the block being filled is cut (written as it is), a device flush (data
  *      and FAT durable), the entry rewritten with the first cluster and the size, a flush;
  *   5. closing a file (rotation, close): the clusters allocated past its last byte are freed
@@ -221,7 +224,7 @@ static int start_file(struct sf_tiny_log *lg)
         advance(lg, v->ss);
     }
     lg->seq = 1;
-    return 0;
+    return checkpoint(lg);      /* the first cluster in the entry before any record block */
 }
 
 /* ---- the ring's blocks ---- */
@@ -330,7 +333,7 @@ int sf_tiny_log_open(struct sf_tiny_log *lg, const struct sf_tiny_log_cfg *cfg)
         return err;
     lg->index = highest;
     lg->next_ckpt = now(lg) + lg->cfg.checkpoint_ns;
-    if ((err = start_file(lg)) || (err = checkpoint(lg)))
+    if ((err = start_file(lg)))
         return fail(lg, err);
     return 0;
 }

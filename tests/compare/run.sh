@@ -175,7 +175,7 @@ wl_fs() { # TYPE
     step mkdir -p img c/d/e
     step put img in/one.bin a/b/
     step put img in/small.txt
-    step put -f img in/two.bin a/b/one.bin
+    step put --force img in/two.bin a/b/one.bin
     step put img in/one.bin c/d/e/big.bin
     step ls -l img
     step ls -l -R img
@@ -210,7 +210,7 @@ wl_mkfs_variants() { # one image each (the trace follows IMG)
 
 wl_log_can() {
     IMG=log.img
-    step -m log -s gen:can --max-records 200000 --split-size 1M --mkfs exfat --size 64M log.img
+    step -m log --source gen:can --max-records 200000 --split-size 1M --mkfs exfat --size 64M log.img
     step ls -l log.img
     step fsck log.img
     for f in "${FORMATS[@]}"; do
@@ -222,7 +222,7 @@ wl_log_can() {
 
 wl_log_can_cyclic() {
     IMG=cyc.img
-    step -m log -s gen:can --max-records 700000 --split-size 2M --cyclic \
+    step -m log --source gen:can --max-records 700000 --split-size 2M --cyclic \
         --mkfs fat16 --size 16M cyc.img
     step ls -l cyc.img
     step fsck cyc.img
@@ -230,7 +230,7 @@ wl_log_can_cyclic() {
 
 wl_log_raw() {
     IMG=raw.img
-    step -m log --raw -s gen:raw --max-bytes 24M --split-size 4M --cyclic --mkfs exfat \
+    step -m log --raw --source gen:raw --max-bytes 24M --split-size 4M --cyclic --mkfs exfat \
         --size 16M raw.img
     step ls -l raw.img
     step fsck raw.img

@@ -3,6 +3,14 @@
 to three kinds of damage (chosen by SEED) to OUT and prints what it did. OTHER is another log
 (its blocks are foreign to BASE). Some kinds re-seal the block's CRC, as a buggy or hostile
 writer would, so that the checks past the CRC (docs/FORMAT.md, "Reading a file") are reached.
+Kinds that hit several places (several bad blocks, a wild seq, far-apart swaps, copies over
+any block) test the position rule: one block never hides the blocks after it.
+
+    sfl_damage.py --check BASE DAMAGED    every block of BASE that DAMAGED still holds
+                                          unchanged at its place must come back: its records
+                                          are among the reference reader's, in order (exit
+                                          1 and the first block lost otherwise)
+
 Standard library only."""
 import os
 import random
@@ -32,7 +40,34 @@ def damage(rng, d, other, B):
     pick = lambda lo=1: rng.randint(min(lo, last), max(last, min(lo, last)))  # noqa: E731
     kind = rng.choice(["flip", "flip", "swap", "dup_block", "dup_tail", "truncate", "kind",
                        "foreign", "zero", "dirty_tail", "seq", "count", "first_ts",
-                       "header", "zero_tail", "garbage_tail", "can_flags"])
+                       "header", "zero_tail", "garbage_tail", "can_flags",
+                       "wild_seq", "wild_seq", "far_swap", "far_swap", "dup_any", "dup_any",
+                       "bad_blocks", "bad_blocks"])
+    if kind == "wild_seq" and last >= 1:
+        i = pick(0)
+        new = rng.choice([1 << 62, (1 << 64) - 1, last + 1 + rng.randint(0, 5),
+                          rng.getrandbits(64)])
+        struct.pack_into("<Q", d, i * B + 16, new)
+        reseal(d, i * B)
+        return d, "block %d: wild seq %d, resealed" % (i, new)
+    if kind == "far_swap" and last >= 2:
+        i, j = sorted(rng.sample(range(0 if rng.random() < 0.2 else 1, last + 1), 2))
+        a, b = bytes(d[i * B:(i + 1) * B]), bytes(d[j * B:(j + 1) * B])
+        d[i * B:(i + 1) * B], d[j * B:(j + 1) * B] = b, a
+        return d, "blocks %d and %d swapped" % (i, j)
+    if kind == "dup_any" and last >= 2:
+        out = []
+        for _ in range(rng.randint(1, 3)):
+            i, j = rng.sample(range(last + 1), 2)      # either direction, block 0 included
+            d[j * B:(j + 1) * B] = d[i * B:(i + 1) * B]
+            out.append("block %d copied over %d" % (i, j))
+        return d, ", ".join(out)
+    if kind == "bad_blocks" and last >= 1:
+        bad = sorted(rng.sample(range(last + 1), rng.randint(1, min(6, last + 1))))
+        for i in bad:
+            p = i * B + rng.randrange(B)
+            d[p] ^= rng.randint(1, 255)
+        return d, "bytes flipped in blocks %s" % bad
     if kind == "flip":
         for _ in range(rng.randint(1, 4)):
             p = rng.randrange(len(d))
@@ -124,7 +159,37 @@ def damage(rng, d, other, B):
     return d, "flip (fallback)"
 
 
+def check(base, damaged):
+    """Every block of base unchanged at its place in damaged comes back (the position rule)."""
+    from sfl_ref import read_log, block_check, walk_records
+    B = struct.unpack_from("<I", base, 40)[0]
+    got, _, _ = read_log(damaged)
+    k = 0
+    for n in range(len(base) // B):
+        blk = base[n * B:(n + 1) * B]
+        if damaged[n * B:(n + 1) * B] != blk or is_zero_block(blk):
+            continue
+        h = block_check(blk, B)
+        recs = walk_records(blk, h) if h else None
+        if recs is None:
+            continue                                  # not a valid block of the base
+        for r in recs:
+            while k < len(got) and got[k] != r:
+                k += 1
+            if k == len(got):
+                print("block %d (unchanged at its place) lost" % n)
+                return 1
+            k += 1
+    return 0
+
+
+def is_zero_block(b):
+    return b.count(0) == len(b)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--check":
+        sys.exit(check(open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()))
     seed, base, other, out = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     rng = random.Random(seed)
     d = bytearray(open(base, "rb").read())

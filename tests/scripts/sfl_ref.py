@@ -5,8 +5,8 @@ the standard library only. t_sfl_reference compares it with `streamfat export`.
 
     sfl_ref.py FILE PREFIX    writes PREFIX.candump (candump -L lines of the CAN records,
                               docs/EXPORT.md's layout), PREFIX.raw (the SAMPLE bodies back to
-                              back), PREFIX.verdict ('clean' or 'damaged: invalid 1, missing
-                              1', FORMAT.md) and PREFIX.skipped (the records candump has no
+                              back), PREFIX.verdict ('clean' or 'damaged: invalid 1,
+                              out-of-sequence 1', FORMAT.md) and PREFIX.skipped (the records candump has no
                               form for, as export counts them)
 
 Exit status 0 clean, 1 damaged.
@@ -17,7 +17,7 @@ import sys
 MAGIC = b"SFLB"
 HDR = 48
 COUNT_NAMES = ["unwritten", "invalid", "foreign", "misplaced", "malformed",
-               "out-of-sequence", "missing", "dirty-tail", "bad-can", "short-body", "bad-time", "truncated"]
+               "out-of-sequence", "dirty-tail", "bad-can", "short-body", "bad-time", "truncated"]
 # FORMAT.md, Record types: the shortest body a reader uses of these types
 MIN_BODY = {4: 16, 5: 24}
 # FORMAT.md, Versioning: header features bits 32-63 are required; this reader knows none
@@ -154,8 +154,7 @@ def read_log(data):
     if B is None:                                 # empty or all zeros: never written
         return [], counts, not is_zero(data)
     counts["invalid"] += start // B
-    file_id = header_fields(data[start:start + HDR])["file_id"]
-    last = None
+    file_id = None          # from the first block passing the block check at its own place
     records = []
     nblocks = (size + B - 1) // B
     for n in range(start // B, nblocks):
@@ -174,23 +173,24 @@ def read_log(data):
         if h is None:
             counts["invalid"] += 1
             continue
-        if h["file_id"] != file_id:                   # check 3
-            counts["foreign"] += 1
-            continue
         head_ok = n == 0 and h["seq"] == 0
         rec_ok = n != 0 and h["seq"] != 0
-        if (h["kind"] == 1 and not head_ok) or (h["kind"] == 2 and not rec_ok):
+        placed = not ((h["kind"] == 1 and not head_ok) or (h["kind"] == 2 and not rec_ok))
+        if file_id is None and placed and h["seq"] == n:
+            file_id = h["file_id"]
+        if file_id is not None and h["file_id"] != file_id:   # check 3
+            counts["foreign"] += 1
+            continue
+        if not placed:
             counts["misplaced"] += 1                  # check 4
             continue
         recs = walk_records(blk, h)                   # check 5
         if recs is None:
             counts["malformed"] += 1
             continue
-        if last is not None and h["seq"] <= last:     # check 6
+        if h["seq"] != n:                             # check 6: the position rule
             counts["out-of-sequence"] += 1
             continue
-        counts["missing"] += h["seq"] - (0 if last is None else last + 1)   # check 7
-        last = h["seq"]
         if not is_zero(blk[HDR + h["used"]:]):        # check 8
             counts["dirty-tail"] += 1
         records.extend(recs)

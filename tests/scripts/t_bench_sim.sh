@@ -108,7 +108,7 @@ grep -q -- '--destroy' "$SF_LAST_ERR" || fail "refusal does not mention --destro
 sf_ok bench --size 8M --destroy --json "$WORK/fs.img" >/dev/null
 # ... and so is a block device that holds one (a loop device, where we may make one)
 if [[ $(id -u) == 0 ]] && command -v losetup >/dev/null && losetup -f >/dev/null 2>&1; then
-    sf_ok mkfs -q "$WORK/fs.img"
+    sf_ok mkfs -q --force "$WORK/fs.img"
     sum=$(md5sum <"$WORK/fs.img")
     loop_attach "$WORK/fs.img"
     sf_err 1 bench --size 8M "$LOOP"

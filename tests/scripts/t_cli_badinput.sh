@@ -98,9 +98,9 @@ expect 2 "$d" fsck --repair "$d"
 grep -q "not a regular file or block device" "$WORK/err" || fail "fsck on a directory: $(cat "$WORK/err")"
 
 # ---- an image too small for the format (exit 1, the image is not touched) ----
-expect 1 "FAT32" mkfs -q -t fat32 "$ex"
-expect 1 "FAT16" mkfs -q -t fat16 -s 1M "$ex"
-expect 1 "FAT32" log --mkfs fat32 --source gen:can --max-records 10 "$ex"
+expect 1 "FAT32" mkfs -q --force -t fat32 "$ex"
+expect 1 "FAT16" mkfs -q --force -t fat16 -s 1M "$ex"
+expect 1 "FAT32" log --mkfs fat32 --force --source gen:can --max-records 10 "$ex"
 small=$WORK/small.img
 truncate -s 512K "$small"
 guarded+=("$small")
@@ -136,7 +136,7 @@ wait_until "the lock on f16.img held" "$holder" lock_held "$f16"
 expect 1 "in use" put "$f16" "$WORK/hello.txt" new.txt
 expect 1 "in use" rm "$f16" d/hello.txt
 expect 1 "in use" mkdir "$f16" e
-expect 1 "in use" mkfs -q "$f16"
+expect 1 "in use" mkfs -q --force "$f16"
 expect 1 "in use" log --source gen:can --max-records 10 "$f16"
 expect 2 "in use" fsck --repair "$f16"
 sf_ok ls "$f16" d >/dev/null           # readers take no lock
@@ -179,7 +179,7 @@ time.sleep(60)' "$dev" >"$WORK/held" 2>&1 &
     expect 1 "busy" put "$dev" "$WORK/hello.txt" new.txt
     expect 1 "busy" rm "$dev" hello.txt
     expect 1 "busy" mkdir "$dev" e
-    expect 1 "busy" mkfs -q "$dev"
+    expect 1 "busy" mkfs -q --force "$dev"
     expect 1 "busy" log --source gen:can --max-records 10 "$dev"
     expect 2 "busy" fsck --repair "$dev"
     kill "$excl" 2>/dev/null || true
@@ -190,7 +190,7 @@ time.sleep(60)' "$dev" >"$WORK/held" 2>&1 &
     if mount -o ro -t vfat "$dev" "$WORK/mnt" 2>/dev/null; then
         on_exit "umount $WORK/mnt"
         expect 1 "busy" put "$dev" "$WORK/hello.txt" new.txt
-        expect 1 "busy" mkfs -q "$dev"
+        expect 1 "busy" mkfs -q --force "$dev"
         umount "$WORK/mnt"
         [[ $(sha256sum <"$dev") == "$dsum" ]] || fail "a refused command changed mounted $dev"
     else
@@ -207,7 +207,7 @@ time.sleep(60)' "$dev" >"$WORK/held" 2>&1 &
         xsum=$(sha256sum <"$xdev")
         expect 1 "busy" put "$xdev" "$WORK/hello.txt" new.txt
         expect 1 "busy" rm "$xdev" hello.txt
-        expect 1 "busy" mkfs -q -t exfat "$xdev"
+        expect 1 "busy" mkfs -q --force -t exfat "$xdev"
         expect 1 "busy" log --source gen:can --max-records 10 "$xdev"
         expect 2 "busy" fsck --repair "$xdev"
         [[ $(sha256sum <"$xdev") == "$xsum" ]] || fail "a refused command changed mounted $xdev"

@@ -50,7 +50,7 @@ roundtrip() {
     sf_ok put "$img" "$WORK/v1.txt" logs/renamed.txt
     genstream 3M stdin-seed "$WORK/stdin.sum" | sf_ok put "$img" - logs/from-stdin.bin
     sf_err 1 put "$img" "$WORK/v2.txt" logs/v1.txt
-    sf_ok put -f "$img" "$WORK/v2.txt" logs/v1.txt
+    sf_ok put -F "$img" "$WORK/v2.txt" logs/v1.txt
 
     # read back: get (tree), cat, get to stdout, default destination, into a directory
     sf_verify_tree "$img" "$WORK/src" tree/
@@ -59,7 +59,7 @@ roundtrip() {
     [[ $(sf cat "$img" logs/from-stdin.bin | sha256sum | cut -d' ' -f1) == "$(cat "$WORK/stdin.sum")" ]] ||
         fail "file put from stdin differs"
     sf get "$img" logs/v1.txt - >"$WORK/v1.out" || fail "get -"
-    cmp "$WORK/v1.out" "$WORK/v2.txt" || fail "put -f did not replace the content"
+    cmp "$WORK/v1.out" "$WORK/v2.txt" || fail "put -F did not replace the content"
     mkdir -p "$WORK/gets" && rm -f "$WORK/gets"/*
     (cd "$WORK/gets" && sf_ok get "$img" /logs/renamed.txt) || fail "get to the current directory"
     cmp "$WORK/gets/renamed.txt" "$WORK/v1.txt" || fail "get default destination"

@@ -136,8 +136,8 @@ chmod 0644 "$img"
 cmp -s "$WORK/getdir/hello.txt" "$WORK/hello.txt" || fail "get into a directory"
 
 # Write commands refuse what they must and say why.
-runtime_err "hello.txt" put "$img" "$WORK/hello.txt" d/hello.txt      # exists, no -f
-grep -q -- "-f" "$WORK/err" || fail "put on an existing file does not mention -f"
+runtime_err "hello.txt" put "$img" "$WORK/hello.txt" d/hello.txt      # exists, no -F
+grep -q -- "-F" "$WORK/err" || fail "put on an existing file does not mention -F"
 runtime_err "d" rm "$img" d                                            # not empty
 runtime_err "$img" rm "$img" /
 runtime_err "d" mkdir "$img" d                                         # exists
@@ -147,4 +147,4 @@ runtime_err "no-such-src" put "$img" "$WORK/no-such-src"
 # mkfs that fails on a new image leaves nothing behind.
 runtime_err "tiny.img" mkfs -s 4K "$WORK/tiny.img"
 [[ ! -e $WORK/tiny.img ]] || fail "failed mkfs left tiny.img behind"
-runtime_err "larger" mkfs -s 64M "$img"                                # larger than the file
+runtime_err "larger" mkfs --force -s 64M "$img"                                # larger than the file

@@ -24,3 +24,14 @@ written = int(re.search(r"records written +(\d+)", out).group(1))
 dropped = int(re.search(r"records dropped +(\d+)", out).group(1))
 assert written in (j["frames"], j["frames"] + j["drop_records"]) and j["drop_sum"] == dropped and j["files"] >= 3, (j, written, dropped)
 PY
+# issue 26 item 22: the burst's frames in the files and those dropped add up to the burst
+# (the closing frame sent after it is not "from the burst")
+python3 - "$WORK/demo.out" <<'PY' || fail "the demo's burst numbers do not add up"
+import re, sys
+out = open(sys.argv[1]).read()
+m = re.search(r"burst: (\d+) diagnostic frames .*?: (\d+) dropped", out)
+k = re.search(r"\((\d+) from the burst\)", out)
+assert m and k, "burst lines missing"
+burst, dropped, kept = int(m.group(1)), int(m.group(2)), int(k.group(1))
+assert dropped + kept == burst, (burst, dropped, kept)
+PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Acceptance: exFAT names. Non-ASCII names round-trip (streamfat, exfat-fuse, sleuthkit);
 # lookups are case-insensitive through the up-case table while the stored case is kept;
-# a second name that differs only in case is refused (replaced only with put -f); names of
+# a second name that differs only in case is refused (replaced only with put -F); names of
 # 255 UTF-16 units are accepted and 256 refused; forbidden characters are refused with a
 # clear message. On a volume made by mkfs.exfat (standard up-case table) and on one made
 # by streamfat mkfs; fsck.exfat -n clean afterwards.
@@ -48,13 +48,13 @@ check_volume() {
     log "a name differing only in case is refused, replaced with -f"
     mkpattern "$WORK/other" 999 other
     rc=0; sf put "$img" "$WORK/other" "CAFÉ.TXT" || rc=$?
-    ((rc == 1)) || fail "put CAFÉ.TXT over café.txt without -f exited $rc, expected 1"
+    ((rc == 1)) || fail "put CAFÉ.TXT over café.txt without -F exited $rc, expected 1"
     [[ -s $SF_LAST_ERR ]] || fail "put CAFÉ.TXT over café.txt: no message"
     sf_ok cat "$img" café.txt >"$WORK/out"
     cmp -s "$WORK/out" "$WORK/src/café.txt" || fail "refused put changed café.txt"
-    sf_ok put -f "$img" "$WORK/other" "CAFÉ.TXT"
+    sf_ok put -F "$img" "$WORK/other" "CAFÉ.TXT"
     sf_ok cat "$img" café.txt >"$WORK/out"
-    cmp -s "$WORK/out" "$WORK/other" || fail "put -f CAFÉ.TXT did not replace café.txt"
+    cmp -s "$WORK/out" "$WORK/other" || fail "put -F CAFÉ.TXT did not replace café.txt"
     cp "$WORK/other" "$WORK/src/café.txt"
     sf_ok ls "$img" >"$WORK/ls.out"
     c=$(grep -ciE '^caf(é|É)\.txt$' "$WORK/ls.out" || true)

@@ -66,7 +66,7 @@ for c in "${cases[@]}"; do
     fsck_fat_at "$img" "$off" "$ss"
     sf_verify_tree "$img" "$WORK/rev" "frommtools/"
     sf_ok rm "$img" "frommtools/r1.bin"
-    sf_ok put -f "$img" "$WORK/rev/sub/Mixed Case Name.bin" "big5m.bin"
+    sf_ok put -F "$img" "$WORK/rev/sub/Mixed Case Name.bin" "big5m.bin"
     fsck_fat_at "$img" "$off" "$ss"
     sf_ok cat "$img" big5m.bin >"$WORK/cat.out"
     cmp -s "$WORK/cat.out" "$WORK/rev/sub/Mixed Case Name.bin" || fail "rewritten big5m.bin differs"

@@ -52,7 +52,7 @@ sweep() {
         [[ -s $WORK/err ]] || fail "$fs $name fail_at=$n: exit $rc without a message"
         ((rc == 1 || rc == 3)) || { cat "$WORK/err" >&2; fail "$fs $name fail_at=$n: exit $rc"; }
         if [[ $name == mkfs ]]; then
-            sf_ok mkfs -t "$fs" "$WORK/t.img" >/dev/null
+            sf_ok mkfs --force -t "$fs" "$WORK/t.img" >/dev/null
             sf_ok fsck "$WORK/t.img" >/dev/null
             run_fsck_indep "$fs" "$WORK/t.img"
         else
@@ -82,6 +82,6 @@ for fs in exfat fat32; do
     sweep "$fs" log "$base" log --source gen:can --max-records 20000 --chunk 4K \
         --split-size 64K --no-direct -q @IMG@
     sweep "$fs" "fsck --repair" "$needs" fsck --repair @IMG@
-    sweep "$fs" mkfs "$base" mkfs -t "$fs" @IMG@
+    sweep "$fs" mkfs "$base" mkfs --force -t "$fs" @IMG@
 done
 log "faulted runs checked: $total_fail"

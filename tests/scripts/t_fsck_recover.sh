@@ -139,7 +139,7 @@ for fs in exfat fat32; do
     log "$fs: streamfat log killed with SIGKILL 0.5 s after its first checkpoint"
     rm -f "$img"
     sf_ok mkfs -q -t "$fs" -s 256M "$img" >/dev/null
-    "$SF" log -s gen:can,rate=50000 --sync-interval 3s "$img" >/dev/null 2>"$WORK/log.err" &
+    "$SF" log --source gen:can,rate=50000 --sync-interval 3s "$img" >/dev/null 2>"$WORK/log.err" &
     pid=$!
     on_exit "kill -9 $pid"
     # The first checkpoint is visible when the file's size on the image (0 until then) is

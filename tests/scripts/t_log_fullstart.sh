@@ -51,8 +51,8 @@ for fs in fat16 fat32 exfat; do
 
     # fsck removes empty log files, keeps real ones
     case $fs in
-    fat32) sf_ok mkfs -q -t fat32 -c 512 -s 40M "$img" ;;
-    *) sf_ok mkfs -q -t $fs -s 32M "$img" ;;
+    fat32) sf_ok mkfs -q --force -t fat32 -c 512 -s 40M "$img" ;;
+    *) sf_ok mkfs -q --force -t $fs -s 32M "$img" ;;
     esac
     sf_ok log --source gen:can,rate=1000 --duration 1 "$img" >/dev/null
     sf_ok mkdir "$img" sub

@@ -140,7 +140,7 @@ for i in range(3000):                     # 3 s at 1 kHz; one 0x7DF at 1.5 s
 PY
 has_sanitizer_report "$WORK/rule.err" && fail "sanitizer report"
 cat "$WORK/rule.json" >&2
-jcheck "$WORK/rule.json" 'j["triggers"] == 1 and j["files"] == 1 and j["records_offered"] == 3000 and j["rules_fired"] == 1'
+jcheck "$WORK/rule.json" 'j["triggers"] == 1 and j["files"] == 1 and j["records_offered"] == 3001 and j["rules_fired"] == 1'
 decode "$IMG" --clean --candump "$WORK/rule.out"
 grep -q ' 7DF#' "$WORK/rule.out" || fail "the trigger frame is not in the trigger file"
 N=$(wc -l <"$WORK/rule.out")
@@ -196,7 +196,7 @@ if command -v fsck.fat >/dev/null && "$SF" mkfs -q -t fat32 -s 128M "$WORK/fat.i
     out=$(timeout 120 fsck.fat -n "$WORK/fat.img" </dev/null 2>&1) || { echo "$out" >&2; fail "fsck.fat -n failed"; }
     ! grep -qiE 'differ|lost|invalid|wrong|free cluster' <<<"$out" || { echo "$out" >&2; fail "fsck.fat -n reports problems"; }
     log "mkfs --mkfs fat32 through log itself"
-    log_json "$WORK/fat2.json" --mkfs fat32 --source gen:can,rate=1000 --max-records 500 "$WORK/fat.img" ||
+    log_json "$WORK/fat2.json" --mkfs fat32 --force --source gen:can,rate=1000 --max-records 500 "$WORK/fat.img" ||
         fail "--mkfs fat32 run failed"
     decode "$WORK/fat.img" --gen 1 --clean --expect-frames 500
     jcheck "$WORK/dec.json" 'j["files"] == 1'

@@ -39,7 +39,8 @@ rm -f "$IMG"; sf_ok mkfs -q -t exfat -s 64M "$IMG"
 log_json "$WORK/run.json" --source stdin "$IMG" <"$WORK/in.log" 2>"$WORK/err" ||
     { cat "$WORK/err" >&2; fail "stdin run failed"; }
 cat "$WORK/err" >&2
-jcheck "$WORK/run.json" 'j["bad_input"] == 5 and j["records_offered"] == 5'
+# 5 frames and the CHANNEL records naming can0 and can1 (records_offered == records_in)
+jcheck "$WORK/run.json" 'j["bad_input"] == 5 and j["records_offered"] == 7 and j["records_in"] == 7'
 grep -q "stdin line 2: timestamp out of range" "$WORK/err" || fail "line 2 not reported as out of range"
 grep -q "stdin line 4: timestamp earlier than the previous line's" "$WORK/err" || fail "line 4 not reported as out of order"
 grep -q "stdin line 7: timestamp out of range" "$WORK/err" || fail "line 7 not reported as out of range"

@@ -47,8 +47,8 @@ grep -q 'not a previous demo image' "$SF_LAST_ERR" || fail "demo -o: the refusal
 sf_ok mkfs -q -t exfat -s 64M -L DEMO old_demo.img
 # (the demo's own checks are t_demo's business: only the replacing is looked at here)
 sf demo -o old_demo.img >"$WORK/demo.out" || true
-grep -q '^removed the old old_demo.img$' "$WORK/demo.out" || fail "demo -o refused a previous demo image"
+grep -q '^replaced the old old_demo.img$' "$WORK/demo.out" || fail "demo -o refused a previous demo image"
 grep -q '^created old_demo.img' "$WORK/demo.out" || fail "demo -o did not make the image"
-sf demo -f -o notes.txt >"$WORK/demo.out" || true
-grep -q '^created notes.txt' "$WORK/demo.out" || fail "demo -f -o did not replace the file"
-log "demo -o: refuses other files, replaces a previous demo image, and anything with -f"
+sf demo -F -o notes.txt >"$WORK/demo.out" || true
+grep -q '^created notes.txt' "$WORK/demo.out" || fail "demo -F -o did not replace the file"
+log "demo -o: refuses other files, replaces a previous demo image, and anything with -F"

@@ -45,8 +45,8 @@ repaired() {
 
 mkvol() {   # FS IMG SIZE_MIB
     case $1 in
-    fat32) sf_ok mkfs -q -t fat32 -c 512 -s "${3}M" "$2" ;;
-    *) sf_ok mkfs -q -t "$1" -s "${3}M" "$2" ;;
+    fat32) sf_ok mkfs -q --force -t fat32 -c 512 -s "${3}M" "$2" ;;
+    *) sf_ok mkfs -q --force -t "$1" -s "${3}M" "$2" ;;
     esac
 }
 
@@ -65,7 +65,7 @@ for fs in fat16 fat32 exfat; do
     sf_ok put "$img" "$WORK/old" a.bin
     sf_ok put "$img" "$WORK/pad" pad.bin
     cp --sparse=always "$img" "$FASTWORK/before.img"
-    sf_err 1 put -f "$img" "$WORK/new" a.bin
+    sf_err 1 put -F "$img" "$WORK/new" a.bin
     grep -q 'not enough free space for the new copy beside the old one' "$SF_LAST_ERR" ||
         fail "$fs: the refusal does not say why"
     [[ $(grep -vc ': note: ' "$SF_LAST_ERR") == 1 ]] || fail "$fs: the refusal is not one line"
@@ -73,15 +73,15 @@ for fs in fat16 fat32 exfat; do
     [[ $(content "$img" "$WORK/old" "$WORK/new") == old ]] || fail "$fs: ENOSPC: old file lost"
     # standard input: the size is not known before, the copy runs out of space
     rc=0
-    sf put -f "$img" - a.bin <"$WORK/new" >/dev/null || rc=$?
-    ((rc == 1)) || fail "$fs: put -f from stdin on a full volume: exit $rc"
+    sf put -F "$img" - a.bin <"$WORK/new" >/dev/null || rc=$?
+    ((rc == 1)) || fail "$fs: put -F from stdin on a full volume: exit $rc"
     [[ $(content "$img" "$WORK/old" "$WORK/new") == old ]] || fail "$fs: stdin ENOSPC: old file lost"
     [[ $(temps "$img") == 0 ]] || fail "$fs: stdin ENOSPC: temporary file left"
     sf_ok fsck "$img" >/dev/null
     run_fsck_indep $fs "$img"
     # a copy that fits beside the old one replaces it
     head -c 1M /dev/urandom >"$WORK/small"
-    sf_ok put -f "$img" "$WORK/small" a.bin
+    sf_ok put -F "$img" "$WORK/small" a.bin
     [[ $(content "$img" "$WORK/old" "$WORK/small") == new ]] || fail "$fs: replace that fits"
     sf_ok fsck "$img" >/dev/null
     run_fsck_indep $fs "$img"
@@ -96,7 +96,7 @@ for fs in fat16 fat32 exfat; do
     for n in 1 2 3 4 5 6 8 12 16 24 32 48 64 128 256 512 1024 2048 4096; do
         cp --sparse=always "$FASTWORK/base.img" "$img"
         rc=0
-        STREAMFAT_FAULT=fail_at=$n timeout 300 "$SF" put -f --bs 4K "$img" "$WORK/new_s" a.bin \
+        STREAMFAT_FAULT=fail_at=$n timeout 300 "$SF" put -F --bs 4K "$img" "$WORK/new_s" a.bin \
             >/dev/null 2>"$WORK/err" || rc=$?
         has_sanitizer_report "$WORK/err" && { cat "$WORK/err" >&2; fail "$fs fail_at=$n: sanitizer"; }
         ((rc == 0)) && break
@@ -110,13 +110,13 @@ for fs in fat16 fat32 exfat; do
         [[ $c2 == "$c" ]] || fail "$fs fail_at=$n: repair changed a.bin from $c to $c2"
         runs=$((runs + 1))
     done
-    ((rc == 0)) || fail "$fs: put -f still failing at fail_at=$n"
+    ((rc == 0)) || fail "$fs: put -F still failing at fail_at=$n"
     [[ $(content "$img" "$WORK/old_s" "$WORK/new_s") == new ]] || fail "$fs: unfaulted replace"
     log "$fs: EIO: $runs faulted runs, old file kept in $olds, new one complete in $news"
 
     # ---- unreadable source ----
     cp --sparse=always "$FASTWORK/base.img" "$img"
-    sf_err 1 put -f "$img" /proc/self/mem a.bin
+    sf_err 1 put -F "$img" /proc/self/mem a.bin
     [[ $(content "$img" "$WORK/old_s" "$WORK/new_s") == old ]] || fail "$fs: unreadable source: old file lost"
     [[ $(temps "$img") == 0 ]] || fail "$fs: unreadable source: temporary file left"
     sf_ok fsck "$img" >/dev/null
@@ -126,7 +126,7 @@ for fs in fat16 fat32 exfat; do
     cp --sparse=always "$FASTWORK/base.img" "$img"
     rm -f "$WORK/fifo"
     mkfifo "$WORK/fifo"
-    "$SF" put -f --bs 4K "$img" - a.bin <"$WORK/fifo" >/dev/null 2>"$WORK/err" &
+    "$SF" put -F --bs 4K "$img" - a.bin <"$WORK/fifo" >/dev/null 2>"$WORK/err" &
     pid=$!
     exec 3>"$WORK/fifo"
     head -c 200000 "$WORK/new_s" >&3

@@ -67,7 +67,7 @@ for fs in fat16 fat32 exfat; do
             what="$fs cut=$n policy=$pol seed=$((seed + n))"
             cp --sparse=always "$base" "$img"
             rc=0
-            STREAMFAT_FAULT=cut=$n,policy=$pol,seed=$((seed + n)) timeout 120 "$SF" put -f \
+            STREAMFAT_FAULT=cut=$n,policy=$pol,seed=$((seed + n)) timeout 120 "$SF" put -F \
                 --no-direct --bs 4K "$img" "$WORK/new" a.bin >/dev/null 2>"$WORK/err" || rc=$?
             has_sanitizer_report "$WORK/err" && { cat "$WORK/err" >&2; fail "$what: sanitizer"; }
             if ((rc == 0)); then

@@ -2,7 +2,7 @@
 # The independent reader (tests/scripts/sfl_ref.py: written from docs/FORMAT.md alone, no
 # code shared with src/, standard library only) against `streamfat export`, frame for frame
 # (candump lines), byte for byte (raw: SAMPLE bodies), on the records candump skips, and on
-# the damage verdict ('clean', or the one line 'damaged: invalid 1, missing 1' and exit 1):
+# the damage verdict ('clean', or the one line 'damaged: invalid 1, out-of-sequence 2' and exit 1):
 #   - logs of every mode, made with the CLI: gen:can framed, rotation (--split-size), drops
 #     (a tiny ring), 512-byte and 1 MiB blocks, flight recorder (--trigger/--pre/--post),
 #     latency:, udp:, stdin with FD/RTR/ERR/extended ids on 100 interfaces (more
@@ -10,11 +10,14 @@
 #     and after `fsck --repair`;
 #   - hand-made damage the issue named (a record block with kind 1 at seq > 0, a swapped
 #     pair of blocks, a repeated tail, an invalid CAN record; an empty file, zeros, no valid
-#     block), each with its expected verdict;
-#   - seeded damage (tests/scripts/sfl_damage.py: byte flips, swaps, duplicated blocks and
-#     tails, truncation, kind/seq/count/first_ts changes with the CRC re-sealed, foreign and
-#     zeroed blocks, dirty tails, garbage, invalid CAN flags), SF_SEED (default 1), 32
-#     variants (SF_LONG=1: 400).
+#     block; issue 26 item 3: a block with seq 2^62, block 0 with it, two far-apart blocks
+#     swapped), each with its expected verdict;
+#   - seeded damage (tests/scripts/sfl_damage.py: byte flips, swaps near and far, blocks
+#     copied over any other, duplicated tails, several bad blocks, wild seqs, truncation,
+#     kind/seq/count/first_ts changes with the CRC re-sealed, foreign and zeroed blocks,
+#     dirty tails, garbage, invalid CAN flags), SF_SEED (default 1), 32 variants (SF_LONG=1:
+#     400); in each, every block unchanged at its place must come back (the position rule,
+#     sfl_damage.py --check).
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
@@ -209,9 +212,22 @@ d = bytearray(d0); struct.pack_into("<I", d, 2 * B + 48 + 4, 0x10000); reseal(d,
 open(w + "/badcan.SFL", "wb").write(d)
 d = bytearray(d0); struct.pack_into("<I", d, 2 * B + 48 + 4, 0x40); reseal(d, 2 * B)
 open(w + "/infoflag.SFL", "wb").write(d)
+d = bytearray(d0); struct.pack_into("<Q", d, 2 * B + 16, 1 << 62); reseal(d, 2 * B)
+open(w + "/wild.SFL", "wb").write(d)
+d = bytearray(d0); struct.pack_into("<Q", d, 16, 1 << 62); reseal(d, 0)
+open(w + "/wild0.SFL", "wb").write(d)
+d = bytearray(d0); d[2 * B:3 * B], d[9 * B:10 * B] = d0[9 * B:10 * B], d0[2 * B:3 * B]
+open(w + "/farswap.SFL", "wb").write(d)
 PY
-compare "$WORK/kind1.SFL" "kind 1 at seq 2" "damaged: misplaced 1, missing 1"
-compare "$WORK/swap.SFL" "blocks 3 and 4 swapped" "damaged: out-of-sequence 1, missing 1"
+compare "$WORK/kind1.SFL" "kind 1 at seq 2" "damaged: misplaced 1"
+compare "$WORK/swap.SFL" "blocks 3 and 4 swapped" "damaged: out-of-sequence 2"
+# The position rule (issue 26 item 3): one block never hides the blocks after it.
+compare "$WORK/wild.SFL" "block 2 with seq 2^62" "damaged: out-of-sequence 1"
+compare "$WORK/farswap.SFL" "blocks 2 and 9 swapped" "damaged: out-of-sequence 2"
+compare "$WORK/wild0.SFL" "block 0 with seq 2^62" "damaged: misplaced 1"
+for f in wild farswap wild0; do
+    python3 "$DMG" --check "$WORK/base.SFL" "$WORK/$f.SFL" </dev/null || fail "$f: a block unchanged at its place was lost"
+done
 compare "$WORK/duptail.SFL" "a repeated tail" "damaged: out-of-sequence 2"
 compare "$WORK/badcan.SFL" "a CAN record with flag bit 16" "damaged: bad-can 1"
 compare "$WORK/infoflag.SFL" "a CAN record with informational flag bit 6" "clean"
@@ -221,7 +237,7 @@ compare "$WORK/zeros.SFL" "a file of zeros" clean
 head -c 5000 "$WORK/base.SFL" | tail -c 4000 >"$WORK/nolog.SFL"
 compare "$WORK/nolog.SFL" "no valid block" "damaged: not a log"
 # No frame twice or out of order: every gen:can frame's data counts up per file.
-for f in swap duptail; do
+for f in swap farswap duptail; do
     "$SF" export "$WORK/$f.SFL" 2>/dev/null | sort | uniq -d | grep -q . && fail "$f: duplicate frames"
 done
 "$SF" export "$WORK/base.SFL" 2>/dev/null >"$WORK/all.log"
@@ -243,6 +259,8 @@ for ((i = 0; i < VARIANTS; i++)); do
     what=$(python3 "$DMG" "$s" "$base" "$other" "$WORK/dmg.SFL" </dev/null) ||
         fail "sfl_damage.py seed $s failed"
     compare "$WORK/dmg.SFL" "seed $s ($what)"
+    python3 "$DMG" --check "$base" "$WORK/dmg.SFL" </dev/null ||
+        fail "seed $s ($what): a block unchanged at its place did not come back"
     v=$(cat "$WORK/ref.verdict")
     for k in $(sed 's/^damaged: //; s/, /\n/g' <<<"$v" | awk '{print $1}'); do
         verdicts[$k]=1

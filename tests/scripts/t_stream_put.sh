@@ -131,9 +131,9 @@ volume_run() {
     sf "put" "$img" - stdin.m20p5 <"$src/m20p5" || fail "put from standard input failed"
     PUT_NAMES+=(stdin.m20p5)
     # -f replaces, with a shorter file
-    sf_ok put -f "$img" "$src/m1p7" d.m3k4
-    sf_ok cat "$img" d.m3k4 | cmp -s - "$src/m1p7" || fail "put -f did not replace d.m3k4"
-    sf_ok put -f "$img" "$src/m3k4" d.m3k4
+    sf_ok put -F "$img" "$src/m1p7" d.m3k4
+    sf_ok cat "$img" d.m3k4 | cmp -s - "$src/m1p7" || fail "put -F did not replace d.m3k4"
+    sf_ok put -F "$img" "$src/m3k4" d.m3k4
     local lopt=()
     [[ -n $lo ]] && lopt=($lo)
     verify_all "$img" "$kind" "${lopt[@]}"

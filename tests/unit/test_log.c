@@ -14,6 +14,7 @@
 #include "fragment.h"
 #include "streamfat/sf.h"
 #include "streamfat/log.h"
+#include "streamfat/check.h"
 
 #define SS 512u
 static uint8_t *disk;
@@ -634,7 +635,7 @@ static void test_checkpoint(void)
     struct sf_stat ss;
     struct sf_log_stats st;
     REQUIRE(sf_stat(&vol, "LOG00001.SFL", &ss) == 0);
-    CHECK_EQ(ss.size, 0);                            /* no checkpoint yet */
+    CHECK_EQ(ss.size, 4096);          /* the header's checkpoint only (issue 26 item 3) */
     atomic_store(&fake_now, 1000 + 1100000000ull);
     for (int i = 0; i < 4; i++)
         CHECK(sf_log_service(&lg) >= 0);
@@ -657,6 +658,68 @@ static void test_checkpoint(void)
     CHECK(hd.count >= 2);
     CHECK(hu.count >= 1);
     CHECK(sf_hist_percentile(&hu, 99.9) >= 1000000000ull);
+    CHECK_EQ(sf_unmount(&vol), 0);
+}
+
+/* Issue 26 item 3: a cut before a file's first regular checkpoint (the first file, and one
+ * a rotation started) loses nothing that reached the device. The header's checkpoint names
+ * each file from its first record on, and repair (sf_check, as `streamfat fsck --repair`)
+ * attaches the blocks written after it. The RAM disk as the log left it, never closed, is
+ * the cut with every write kept. Before: repair removed the files as empty (first cluster
+ * 0) and every frame in them was gone. */
+static void test_cut_before_checkpoint(void)
+{
+    format(64 << 20, 4096);
+    struct sf_log_cfg c = base_cfg(64 * 4096, 4096);
+    c.split_bytes = 40 * 4096;                   /* rotations */
+    c.checkpoint_ns = 3600 * 1000000000ull;      /* no regular checkpoint */
+    atomic_store(&fake_now, 1000);
+    REQUIRE(sf_log_open(&lg, &c) == 0);
+    for (uint64_t k = 0; k < 12000; k++) {
+        put_can(k, 1000 + k, 1);
+        if (k % 100 == 99)
+            REQUIRE(sf_log_service(&lg) >= 0);
+    }
+    for (int i = 0; i < 8; i++)
+        REQUIRE(sf_log_service(&lg) >= 0);
+    struct sf_log_stats st;
+    sf_log_get_stats(&lg, &st);
+    CHECK(st.files >= 3);
+    CHECK(st.records_written >= 10000);
+    /* The cut: nothing more is written (the log and the volume are left as they are). */
+    sf_ssize_t need = sf_check_work_size(&ram.bd);
+    REQUIRE(need > 0);
+    void *wk = malloc((size_t)need);
+    REQUIRE(wk);
+    struct sf_check_opts o = { .flags = SF_CHECK_REPAIR, .work = wk, .work_size = (size_t)need };
+    struct sf_check_result r;
+    int rc = sf_check(&ram.bd, &o, &r);
+    CHECK(rc == 0 || rc == 1);
+    o.flags = 0;
+    CHECK_EQ(sf_check(&ram.bd, &o, &r), 0);
+    free(wk);
+    struct sf_vol_cfg cfg = { .bd = &ram.bd, .buf = cache, .buf_size = sizeof cache };
+    REQUIRE(sf_mount(&vol, &cfg) == 0);
+    nrecs = 0;
+    uint32_t files = 0;
+    for (uint32_t i = 1; i <= st.files; i++) {
+        char path[32];
+        struct sf_stat ss;
+        snprintf(path, sizeof path, "LOG%05u.SFL", i);
+        if (sf_stat(&vol, path, &ss) || !ss.size)
+            continue;
+        decode_file(path);
+        files++;
+    }
+    size_t can = 0;
+    for (size_t i = 0; i < nrecs; i++)
+        can += recs[i].type == SF_REC_CAN;
+    if (can < st.records_written)
+        fprintf(stderr, "cut before checkpoint: %zu frames back in %u files, %llu written "
+                "in %llu files\n", can, files, (unsigned long long)st.records_written,
+                (unsigned long long)st.files);
+    CHECK_EQ(can, st.records_written);
+    check_can_seq(0, nrecs, 0);
     CHECK_EQ(sf_unmount(&vol), 0);
 }
 
@@ -956,6 +1019,7 @@ int main(int argc, char **argv)
 #define RUN(t) do { if (!only || !strcmp(only, #t)) { printf("-- %s\n", #t); fflush(stdout); test_##t(); } } while (0)
     RUN(basic);
     RUN(checkpoint);
+    RUN(cut_before_checkpoint);
     RUN(overflow);
     RUN(rotation);
     RUN(channel_names);

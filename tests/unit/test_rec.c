@@ -726,22 +726,18 @@ static void test_decode_damage(void)
     memset(work + 24 * B, 0x33, 1000);
 
     decode_chunked(work, size, 1 << 20, sizeof decbuf, &f, &L1);
-    /* The reader rules of docs/FORMAT.md: a gap is counted against the last accepted
-     * block's seq; a block whose seq is not above it is skipped; a malformed block loses all
-     * of its records; a partial last block is judged zero-padded, then reported. */
+    /* The reader rules of docs/FORMAT.md: a block is accepted only at its place (seq = its
+     * number), so 11 and 12 (copies of 13 and 14) are skipped and 13 is accepted; no gap
+     * is ever reported; a malformed block loses all of its records; a partial last block is
+     * judged zero-padded, then reported. */
     struct { int kind, reason; uint64_t block, count, a, b; } want[] = {
         { SF_DEC_HEADER, 0, 0, 0, 0, 0 },
         { SF_DEC_DAMAGED, SF_DEC_BAD_CRC, 3, 1, 3 * B, B },
-        { SF_DEC_GAP, 0, 4, 0, 3, 4 },
         { SF_DEC_DAMAGED, SF_DEC_BAD_HEADER, 5, 2, 5 * B, 2 * B },
-        { SF_DEC_GAP, 0, 7, 0, 5, 7 },
         { SF_DEC_FOREIGN, 0, 8, 2, 8 * B, 0x2222 },
-        { SF_DEC_GAP, 0, 10, 0, 8, 10 },
-        { SF_DEC_GAP, 0, 11, 0, 11, 13 },
-        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 13, 1, 13 * B, B },   /* seq 13 again */
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 11, 2, 11 * B, 2 * B },  /* seqs 13, 14 */
         { SF_DEC_DAMAGED, SF_DEC_UNWRITTEN, 14, 1, 14 * B, B },
         { SF_DEC_DAMAGED, SF_DEC_BAD_RECORD, 16, 1, 16 * B, B },
-        { SF_DEC_GAP, 0, 17, 0, 16, 17 },
         { SF_DEC_DAMAGED, SF_DEC_UNWRITTEN, 22, 2, 22 * B, 2 * B },   /* more follows */
         { SF_DEC_DAMAGED, SF_DEC_BAD_HEADER, 24, 1, 24 * B, B },
         { SF_DEC_DAMAGED, SF_DEC_TRUNCATED, 24, 1, 24 * B, 1000 },
@@ -754,21 +750,15 @@ static void test_decode_damage(void)
     CHECK(ok);
     if (!ok)
         print_log("damaged file", &L1);
-    /* Records: skipped blocks none; 11 and 12 carry blocks 13 and 14's records, which the
-     * oracle compares with blocks 11 and 12 of the pristine file: count those by hand.
-     * Block 13 (seq 13 again) and the malformed block 16 deliver nothing. */
+    /* Records: skipped blocks none; 13 (at its place) all of its own. */
     for (uint32_t n = 0; n < 24; n++) {
         uint32_t w = f.nrec[n];
-        if (n == 3 || n == 5 || n == 6 || n == 8 || n == 9 || n == 13 || n == 14 ||
+        if (n == 3 || n == 5 || n == 6 || n == 8 || n == 9 || n == 11 || n == 12 || n == 14 ||
             n == 16 || n >= 22)
             w = 0;
-        if (n == 11)
-            w = f.nrec[13];
-        if (n == 12)
-            w = f.nrec[14];
         CHECK_EQ(L1.recs[n], w);
     }
-    CHECK_EQ(L1.bad_records, f.nrec[13] + f.nrec[14]);   /* they are not blocks 11, 12 */
+    CHECK_EQ(L1.bad_records, 0);
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
         decode_chunked(work, size, chunks[i], sizeof decbuf, &f, &L2);
         CHECK(same_log(&L1, &L2));
@@ -784,7 +774,7 @@ static void test_decode_damage(void)
     /* Without the partial tail, the trailing zero blocks are simply the end. */
     decode_chunked(work, 24 * B, 4096, sizeof decbuf, &f, &L2);
     CHECK_EQ(L2.n, nw - 3);
-    CHECK(L2.e[L2.n - 1].kind == SF_DEC_GAP);
+    CHECK(L2.e[L2.n - 1].kind == SF_DEC_DAMAGED && L2.e[L2.n - 1].reason == SF_DEC_BAD_RECORD);
 }
 
 /* Block 0 lost: the block size comes from the first valid block; the damage before it is
@@ -801,11 +791,10 @@ static void test_decode_block0(void)
     memset(work + B + 40, 0x77, 8);                    /* block 1: size field garbage */
     decode_chunked(work, f.size, 0, sizeof decbuf, &f, &L1);
     CHECK_EQ(L1.headers, 0);
-    CHECK(L1.n == 2 && L1.e[0].kind == SF_DEC_DAMAGED && L1.e[0].reason == SF_DEC_BAD_CRC &&
+    /* block 2 is the first accepted (at its place); 0 and 1 are counted once, as invalid */
+    CHECK(L1.n == 1 && L1.e[0].kind == SF_DEC_DAMAGED && L1.e[0].reason == SF_DEC_BAD_CRC &&
           L1.e[0].block == 0 && L1.e[0].count == 2 && L1.e[0].b == 2 * B);
-    /* block 2 is the first accepted: seqs 0 and 1 missing */
-    CHECK(L1.n == 2 && L1.e[1].kind == SF_DEC_GAP && L1.e[1].a == 0 && L1.e[1].b == 2);
-    if (L1.n != 2)
+    if (L1.n != 1)
         print_log("block 0 lost", &L1);
     for (uint32_t n = 2; n < f.nblocks; n++)
         CHECK_EQ(L1.recs[n], f.nrec[n]);
@@ -822,6 +811,66 @@ static void test_decode_block0(void)
     work[10] = 1;
     decode_chunked(work, f.size, 4096, sizeof decbuf, &f, &L1);
     CHECK(L1.n == 1 && L1.e[0].reason == SF_DEC_NO_BLOCK && L1.e[0].b == f.size);
+}
+
+/* The position rule (docs/FORMAT.md, issue 26 item 3): a CRC-valid block with a wild seq, a
+ * pair of far-apart blocks swapped, a block copied over another and block 0 with a wild seq
+ * each lose only themselves; every other block's records come back. Before the rule, the
+ * wild seq hid every later block and the swap everything between the pair. */
+static void reseq(uint8_t *blk, uint32_t b, uint64_t seq)
+{
+    struct sf_block_info bi;
+    REQUIRE(sf_block_check(blk, b, &bi) == 0);
+    bi.seq = seq;
+    sf_block_seal(blk, &bi);
+}
+
+static void test_decode_position(void)
+{
+    struct file f;
+    const uint32_t B = 1024;
+    static uint8_t work[MAXB * 8192];
+
+    make_file(&f, filemem, B, 30, 0x7777);
+    memcpy(work, f.data, f.size);
+    reseq(work + 3 * B, B, 1ull << 62);                       /* 3: wild seq */
+    memcpy(work + 5 * B, f.data + 18 * B, B);                 /* 5 <-> 18 swapped */
+    memcpy(work + 18 * B, f.data + 5 * B, B);
+    memcpy(work + 20 * B, f.data + 7 * B, B);                 /* 7 copied over 20 */
+    memcpy(work + 25 * B, f.data + 26 * B, B);                /* 26 copied over 25 */
+    decode_chunked(work, f.size, 333, sizeof decbuf, &f, &L1);
+    struct { int kind, reason; uint64_t block, count; } want[] = {
+        { SF_DEC_HEADER, 0, 0, 0 },
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 3, 1 },
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 5, 1 },
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 18, 1 },
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 20, 1 },
+        { SF_DEC_DAMAGED, SF_DEC_OUT_OF_SEQ, 25, 1 },
+    };
+    int nw = (int)(sizeof want / sizeof want[0]), ok = L1.n == nw;
+    for (int i = 0; ok && i < nw; i++)
+        ok = L1.e[i].kind == want[i].kind && L1.e[i].reason == want[i].reason &&
+             L1.e[i].block == want[i].block && L1.e[i].count == want[i].count;
+    CHECK(ok);
+    if (!ok)
+        print_log("position rule", &L1);
+    for (uint32_t n = 0; n < f.nblocks; n++)
+        CHECK_EQ(L1.recs[n], n == 3 || n == 5 || n == 18 || n == 20 || n == 25 ? 0 : f.nrec[n]);
+    CHECK_EQ(L1.bad_records, 0);
+    dec_mode = 1;
+    decode_chunked(work, f.size, 4096, sizeof decbuf, &f, &L2);
+    dec_mode = 0;
+    CHECK(same_log(&L1, &L2));
+
+    /* Block 0 with a wild seq: misplaced; the file's id comes from block 1 (at its place),
+     * and blocks 1 .. 29 all come back. */
+    memcpy(work, f.data, f.size);
+    reseq(work, B, 1ull << 62);
+    decode_chunked(work, f.size, 0, sizeof decbuf, &f, &L1);
+    CHECK(L1.n == 1 && L1.e[0].kind == SF_DEC_DAMAGED && L1.e[0].reason == SF_DEC_MISPLACED &&
+          L1.e[0].block == 0 && L1.e[0].count == 1);
+    for (uint32_t n = 1; n < f.nblocks; n++)
+        CHECK_EQ(L1.recs[n], f.nrec[n]);
 }
 
 /* Random bit flips, random chunking: never a crash or an out-of-bounds access (ASan), and
@@ -1080,6 +1129,7 @@ int main(void)
     test_decode_clean();
     test_decode_damage();
     test_decode_block0();
+    test_decode_position();
     test_fuzz();
     TEST_END();
 }

@@ -1079,6 +1079,17 @@ static PyObject *Decoder_stats(DecoderObject *self, PyObject *unused)
                          (unsigned long long)self->total_other, "damage", c);
 }
 
+/* skip(offset) -> bool: the next bytes are the file's from offset on (sf_dec_skip); False
+ * when the decoder cannot (block size not known yet, bytes pending). */
+static PyObject *Decoder_skip(DecoderObject *self, PyObject *args)
+{
+    unsigned long long off;
+
+    if (!PyArg_ParseTuple(args, "K", &off))
+        return NULL;
+    return PyBool_FromLong(sf_dec_skip(&self->dec, (uint64_t)off) == 0);
+}
+
 static PyMethodDef Decoder_methods[] = {
     { "decode", (PyCFunction)Decoder_decode, METH_VARARGS,
       "decode(chunk, final=False) -> ended: decode the file's next bytes into the columns" },
@@ -1086,6 +1097,8 @@ static PyMethodDef Decoder_methods[] = {
       "take() -> dict of column buffers (bytes) and damage events since the last take" },
     { "header", (PyCFunction)Decoder_header, METH_NOARGS, "the file header, or None" },
     { "stats", (PyCFunction)Decoder_stats, METH_NOARGS, "counters and damage counts" },
+    { "skip", (PyCFunction)Decoder_skip, METH_VARARGS,
+      "skip(offset) -> bool: the next bytes are the file's from offset on" },
     { NULL, NULL, 0, NULL },
 };
 

@@ -8,7 +8,7 @@ class StreamfatError(Exception):
 class FormatError(StreamfatError, ValueError):
     """A log file breaks docs/FORMAT.md (errors="raise"): names the file, the block and
     the byte offset of the first damage, with its kind (the reader table's words:
-    invalid, missing, bad-can, ...) and the decoder's reason."""
+    invalid, out-of-sequence, bad-can, ...) and the decoder's reason."""
 
     def __init__(self, file, block, offset, kind, reason="", count=1):
         self.file, self.block, self.offset = file, block, offset

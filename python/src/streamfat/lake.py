@@ -21,6 +21,7 @@ import datetime as _dt
 import json
 import os
 import sys
+import tempfile
 
 import numpy as np
 import pyarrow as pa
@@ -72,13 +73,23 @@ class Lake:
             self.manifest = {"format": "streamfat-lake", "version": 1, "files": {}}
 
     def save(self):
+        """Replace the manifest as the CLI replaces its output files (cli/common/outfile.c,
+        docs/EXPORT.md "Output files"): a temporary file beside it, fsync, os.replace only
+        when complete; on any error it is removed and the manifest stays as it was."""
         os.makedirs(self.root, exist_ok=True)
-        tmp = self.manifest_path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.manifest, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.manifest_path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", dir=self.root)
+        umask = os.umask(0)
+        os.umask(umask)
+        try:
+            os.fchmod(fd, 0o666 & ~umask)         # the mode a plain create would give
+            with os.fdopen(fd, "w") as f:
+                json.dump(self.manifest, f, indent=1, sort_keys=True)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.manifest_path)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
 
     def part_dir(self, device, message, date):
         d = os.path.join(self.root, f"device={_safe(device)}", f"message={_safe(message)}",
@@ -96,8 +107,24 @@ class Lake:
                 if old.startswith(stale) and old.endswith(".parquet") and old != name:
                     os.unlink(os.path.join(d, old))
         final = os.path.join(d, name)
+        _fsync_path(tmp)              # the part is durable before its name (and the manifest)
         os.replace(tmp, final)
         return final
+
+
+def _fsync_path(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _dates(ts_col, realtime):
@@ -296,21 +323,26 @@ class _Parts:
             self._write(k)
         for w, _tmp in self.writers.values():
             w.close()
-        for (msg, date), (_w, tmp) in sorted(self.writers.items()):
-            self.lake.write_part(self.dev, msg, date, name, tmp,
-                                 f"part-{self.fid}-{self.after + 1:08d}-")
-            self.sm.parts += 1
-        self.writers = {}
+        try:
+            for (msg, date), (_w, tmp) in sorted(self.writers.items()):
+                self.lake.write_part(self.dev, msg, date, name, tmp,
+                                     f"part-{self.fid}-{self.after + 1:08d}-")
+                self.sm.parts += 1
+        except BaseException:         # e.g. a full disk: no temporary part stays behind
+            for _w, tmp in self.writers.values():
+                _unlink_quietly(tmp)
+            raise
+        finally:
+            self.writers = {}
 
     def abort(self):
         for w, tmp in self.writers.values():
             try:
                 w.close()
+            except OSError:           # a full disk fails the close too: remove it anyway
+                pass
             finally:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+                _unlink_quietly(tmp)
         self.writers = {}
         self.pending = {}
 

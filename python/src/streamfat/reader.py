@@ -199,6 +199,11 @@ def _decode_file(name, f, chunk=CHUNK):
     mv = memoryview(buf)
     ended = False
     while not ended:
+        jump = getattr(f, "jump", None)
+        if jump is not None:          # a range of the file (spark._Range): blocks keep
+            f.jump = None             # their numbers, or the gap comes as zeros
+            if not dec.skip(jump):
+                f.zero_gap()
         if hasattr(f, "readinto"):
             n = f.readinto(mv)
             piece = mv[:n] if n else b""

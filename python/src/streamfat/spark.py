@@ -202,16 +202,12 @@ class StreamfatReader(DataSourceReader):
         name = f"{part.image}:{part.path}" if part.image else part.path
         with self._open(part.image, part.path) as f:
             src = f if part.last < 0 else _Range(f, part.first, part.last)
-            skip_first_gap = part.first > 1
             for st, b in _decode_file(name, src):
-                if skip_first_gap and b["damage"]:
-                    # the blocks before the range are not missing: they are another
-                    # partition's
-                    k = len(b["damage"])
-                    if b["damage"][0][0] == "missing":
-                        del st.damage[len(st.damage) - k]
-                        b["damage"] = b["damage"][1:]
-                    skip_first_gap = False
+                if part.last >= 0 and src.zero_filled and b["damage"]:
+                    # block 0 was damaged, the gap came as zeros: the damage at block 0
+                    # runs on over blocks that are another partition's
+                    _cut_gap(st, b, part.first - 1)
+                    src.zero_filled = False
                 if errors == "raise":
                     _raise_first(st, b)
                 if self.kind == "damage":
@@ -250,8 +246,7 @@ class StreamfatReader(DataSourceReader):
     def _damage_rows(self, st, b, part):
         k = len(b["damage"])
         for d in (st.damage[-k:] if k else []):
-            blk = d.block if part.first <= 1 else d.block + part.first - 1
-            yield (d.file, d.kind, d.reason, blk, d.offset, d.blocks)
+            yield (d.file, d.kind, d.reason, d.block, d.offset, d.blocks)
 
     @staticmethod
     def _common(name, dev, st, ts_col):
@@ -308,8 +303,26 @@ def _one(c):
     return c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
 
 
+def _cut_gap(st, b, k):
+    """The first damage entry of a partition whose gap came as zeros (_Range.zero_gap) starts
+    at block 0 and runs k blocks too far: cut it back."""
+    i = len(st.damage) - len(b["damage"])
+    d = st.damage[i]
+    if d.block != 0 or d.blocks <= 1:
+        return
+    st.damage[i] = d._replace(blocks=max(1, d.blocks - k))
+    e = list(b["damage"][0])
+    e[3] = e[6] = max(1, e[6] - k)
+    b["damage"] = [tuple(e)] + list(b["damage"][1:])
+
+
 class _Range:
-    """Block 0 of a file, then its blocks first..last: what a partition decodes."""
+    """Block 0 of a file, then its blocks first..last: what a partition decodes. Each block is
+    judged at its number in the file (docs/FORMAT.md, the position rule): after block 0 the
+    decoder is told that the bytes continue at block `first` (`jump`, taken by
+    reader._decode_file); when it cannot take that (block 0 damaged, its block size unknown)
+    the blocks in between come as zeros (`zero_gap`) and the damage entry of block 0 is cut
+    back to block 0 by the reader of the partition."""
 
     def __init__(self, f, first, last):
         self.f = f
@@ -320,6 +333,13 @@ class _Range:
         self.first, self.last = first, last
         self.left = (last - first + 1) * self.bs
         self.name = getattr(f, "name", "<range>")
+        self.jump = None                   # the file offset the next bytes come from
+        self.zeros = 0                     # zero bytes to give before them
+        self.zero_filled = False
+
+    def zero_gap(self):
+        self.zeros = (self.first - 1) * self.bs
+        self.zero_filled = self.zeros > 0
 
     def readinto(self, b):
         mv = memoryview(b)
@@ -331,6 +351,12 @@ class _Range:
             self.left0 -= n
             if not self.left0:
                 self.f.seek(self.first * self.bs)
+                self.jump = self.first * self.bs
+            return n
+        if self.zeros:
+            n = min(len(mv), self.zeros)
+            mv[:n] = bytes(n)
+            self.zeros -= n
             return n
         if self.left <= 0:
             return 0
