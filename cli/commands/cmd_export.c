@@ -531,7 +531,7 @@ int cmd_export(int argc, char **argv)
         case OPT_CHANNEL:
             if (o.nchan == EXPORT_MAX_CHANNEL_FILTERS)
                 return cli_usage("at most %d --channel options", EXPORT_MAX_CHANNEL_FILTERS);
-            if (!*optarg || strlen(optarg) >= EXPORT_IFNAME_MAX)
+            if (!*optarg)
                 return cli_usage("--channel '%s': expects a channel number or name", optarg);
             o.chan[o.nchan++] = optarg;
             break;

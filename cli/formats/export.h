@@ -21,7 +21,9 @@
 
 struct sf_file;
 
-#define EXPORT_IFNAME_MAX 32
+/* Channel names up to this long go into a text line's buffer; longer ones (up to B - 96
+ * bytes, docs/FORMAT.md) are written on their own. */
+#define EXPORT_IFNAME_INLINE 64
 
 struct export_ctx {
     FILE *out;
@@ -34,8 +36,8 @@ struct export_ctx {
     /* META records (key=value) of the log's header, each NUL-terminated, back to back. */
     const char *meta;
     size_t meta_len;
-    /* Channel names from CHANNEL records ("" until named). */
-    const char (*ifname)[EXPORT_IFNAME_MAX];
+    /* Channel names from CHANNEL records, whole ("" while unnamed: can<N>). */
+    const char *const *ifname;
     /* csv-wide: the channels that get a column (from the first pass), in channel order. */
     const uint8_t *wide_cols;
     unsigned n_wide_cols;
@@ -78,9 +80,17 @@ extern const struct export_writer export_messages;
 extern const char export_hexu[16];
 char *export_put_hex(char *p, uint32_t v, int digits);
 char *export_put_dec(char *p, uint64_t v, int min_digits);
-/* "sec.usec" of a timestamp (relative to log_start with --relative; a '-' when older). */
+/* ns to the nearest microsecond (half up): the text formats' times (docs/EXPORT.md). */
+static inline uint64_t export_round_us(uint64_t ns)
+{
+    return ns / 1000u + (ns % 1000u >= 500u);
+}
+/* "sec.usec" of a timestamp, to the nearest microsecond (relative to log_start with
+ * --relative; a '-' when older). */
 char *export_put_time(const struct export_ctx *x, char *p, uint64_t ts);
-/* The interface name of a channel: its CHANNEL record's name, else "can<N>". */
+/* The interface name of a channel: its CHANNEL record's name, else "can<N>"; p has room
+ * for EXPORT_IFNAME_INLINE bytes. Returns NULL (nothing written) for a longer name, which
+ * the caller writes on its own. */
 char *export_put_ifname(const struct export_ctx *x, char *p, uint8_t ch);
 int export_write(struct export_ctx *x, const void *p, size_t n);
 /* The channel number for ASC and BLF, which count from 1: N + 1 for a channel named can<N>

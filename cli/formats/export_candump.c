@@ -11,6 +11,8 @@
  * Other records have no candump form. */
 #include "export.h"
 
+#include <string.h>
+
 #define CAN_ERR_FLAG 0x20000000u
 #define CAN_ID_MASK  0x1FFFFFFFu
 
@@ -22,13 +24,20 @@ static int candump_begin(struct export_ctx *x)
 
 static int candump_can(struct export_ctx *x, const struct sf_rec *r, const struct sf_can *c)
 {
-    char line[64 + EXPORT_IFNAME_MAX + 2 * 64], *p = line;
+    char line[64 + EXPORT_IFNAME_INLINE + 2 * 64], *p = line, *q;
 
     *p++ = '(';
     p = export_put_time(x, p, r->ts);
     *p++ = ')';
     *p++ = ' ';
-    p = export_put_ifname(x, p, r->channel);
+    q = export_put_ifname(x, p, r->channel);
+    if (!q) {                          /* a long name: written whole, on its own */
+        const char *ifn = x->ifname[r->channel];
+        if (export_write(x, line, (size_t)(p - line)) || export_write(x, ifn, strlen(ifn)))
+            return -1;
+        q = line;
+    }
+    p = q;
     *p++ = ' ';
     if (c->flags & SF_CAN_ERR)
         p = export_put_hex(p, CAN_ERR_FLAG | (c->id & CAN_ID_MASK), 8);

@@ -41,7 +41,7 @@ _FLAG_BITS = (("ext", 0x01), ("rtr", 0x02), ("fd", 0x08), ("brs", 0x10), ("esi",
 
 class Header(NamedTuple):
     file: str
-    start_ts: int
+    start_ts: Optional[int]      # None: the writer had no wall clock (docs/FORMAT.md)
     clock: str
     file_index: int
     session_id: int
@@ -236,11 +236,13 @@ def _decode_file(name, f, chunk=CHUNK):
         b = dec.take()
         if st.header is None and dec.header() is not None:
             h = dec.header()
-            st.header = Header(name, h["start_ts"], CLOCKS.get(h["clock"], str(h["clock"])),
+            # start_ts 0: the writer had no wall clock (docs/FORMAT.md): None
+            st.header = Header(name, h["start_ts"] or None,
+                               CLOCKS.get(h["clock"], str(h["clock"])),
                                h["file_index"], h["session_id"], h["file_id"], h["block_size"])
         bs = st.header.block_size if st.header else 0
         for cat, reason, block, count, offset, length, blocks, at_can, at_other in b["damage"]:
-            if cat == "bad-can" and bs:
+            if cat in ("bad-can", "short-body", "bad-time") and bs:
                 offset = block * bs
             st.damage.append(Damage(name, cat, reason, block, offset, blocks))
         _names_and_meta(st, b)
@@ -262,13 +264,18 @@ def _names_and_meta(st, b):
     m, types, offs = _others(b)
     if not m:
         return
-    for i in np.nonzero((types == REC_CHANNEL) | (types == REC_META))[0]:
-        body = _body(b, i, offs).decode("utf-8", "replace")
-        if types[i] == REC_CHANNEL:
-            st.names[int(b["channel"][i])] = body
-        else:
-            k, _, v = body.partition("=")
-            st.meta.setdefault(k, v)
+    # docs/FORMAT.md, Channel names: the decoder picks the CHANNEL records that name their
+    # channel (the first usable name, before any use); the rest change nothing.
+    for i in np.frombuffer(b["naming"], np.uint32).tolist():
+        st.names[int(b["channel"][i])] = _body(b, i, offs).decode("utf-8")
+    for i in np.nonzero(types == REC_META)[0]:
+        k, _, v = _body(b, i, offs).decode("utf-8", "replace").partition("=")
+        st.meta.setdefault(k, v)
+
+
+def _chan_name(names, c):
+    """A channel's name: its CHANNEL record's, else can<N> (docs/FORMAT.md)."""
+    return names.get(c) or "can%d" % c
 
 
 def _damage_error(st, d):
@@ -297,7 +304,7 @@ def _channel_array(chan_u8, names):
     used = np.nonzero(np.bincount(chan_u8, minlength=256))[0]
     lut = np.zeros(256, np.int32)
     lut[used] = np.arange(len(used), dtype=np.int32)
-    dictionary = pa.array([names.get(int(c), str(int(c))) for c in used], pa.string())
+    dictionary = pa.array([_chan_name(names, int(c)) for c in used], pa.string())
     return pa.DictionaryArray.from_arrays(pa.array(lut[chan_u8], pa.int32()), dictionary)
 
 
@@ -305,7 +312,7 @@ def _channel_dict(b, names):
     """The channel column from the C-made dictionary indices (int32 into the sorted
     channel numbers used)."""
     used = b["can_chan_used"]
-    dictionary = pa.array([names.get(c, str(c)) for c in used], pa.string())
+    dictionary = pa.array([_chan_name(names, c) for c in used], pa.string())
     idx = pa.Array.from_buffers(pa.int32(), b["ncan"], [None, pa.py_buffer(b["can_chan_idx"])])
     return pa.DictionaryArray.from_arrays(idx, dictionary, safe=False)
 
@@ -534,7 +541,7 @@ def _records(st, b):
         for i in range(n):
             f = fl[i]
             yield (i, before[i], 2), Frame(
-                ts[i], names.get(ch[i], str(ch[i])), ids[i], bool(f & 1), bool(f & 2),
+                ts[i], _chan_name(names, ch[i]), ids[i], bool(f & 1), bool(f & 2),
                 bool(f & 8), bool(f & 16), bool(f & 32), bool(f & 4), ln[i],
                 data[offs[i]:offs[i + 1]])
 
@@ -546,12 +553,12 @@ def _records(st, b):
             body = _body(b, j, ooffs)
             t, c, ty = ots[j], och[j], int(types[j])
             if ty == REC_SAMPLE:
-                r = Sample(t, names.get(c, str(c)), ofl[j], body)
+                r = Sample(t, _chan_name(names, c), ofl[j], body)
             elif ty == REC_TEXT:
-                r = Text(t, names.get(c, str(c)), body.decode("utf-8", "replace"))
+                r = Text(t, _chan_name(names, c), body.decode("utf-8", "replace"))
             elif ty == REC_LATENCY and len(body) >= 16:
                 lat, per = np.frombuffer(body[:16], "<i8")
-                r = Latency(t, names.get(c, str(c)), int(lat), int(per) & (2**64 - 1))
+                r = Latency(t, _chan_name(names, c), int(lat), int(per) & (2**64 - 1))
             elif ty == REC_DROP and len(body) >= 24:
                 cnt, a, z = np.frombuffer(body[:24], "<u8").tolist()
                 r = Drop(t, cnt, a, z)
