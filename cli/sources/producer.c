@@ -115,9 +115,18 @@ void src_bad_input(struct log_source *s, const char *what, uint64_t n, const cha
 
 ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags)
 {
+    uint32_t drops;
+    int have;
+
+    return src_recv_meta(fd, buf, cap, ts, msg_flags, &drops, &have);
+}
+
+ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags,
+                      uint32_t *drops, int *have_drops)
+{
     union {
         struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2];
+        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2 + CMSG_SPACE(sizeof(uint32_t))];
     } ctl;
     struct pollfd pf = { fd, POLLIN, 0 };
     struct iovec iov = { buf, cap };
@@ -127,6 +136,7 @@ ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_f
     int pr = poll(&pf, 1, POLL_MS);
 
     *ts = 0;
+    *have_drops = 0;
     if (pr == 0 || (pr < 0 && errno == EINTR)) {
         errno = EAGAIN;
         return -1;
@@ -144,6 +154,10 @@ ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_f
             struct timespec t;
             memcpy(&t, CMSG_DATA(cm), sizeof t);
             *ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
+        } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+                   cm->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+            memcpy(drops, CMSG_DATA(cm), sizeof *drops);
+            *have_drops = 1;
         }
     }
     *msg_flags = mh.msg_flags;
