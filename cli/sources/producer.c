@@ -133,20 +133,26 @@ ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flag
     struct msghdr mh;
     struct cmsghdr *cm;
     ssize_t r;
-    int pr = poll(&pf, 1, POLL_MS);
 
     *ts = 0;
     *have_drops = 0;
-    if (pr == 0 || (pr < 0 && errno == EINTR)) {
-        errno = EAGAIN;
-        return -1;
-    }
     memset(&mh, 0, sizeof mh);
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
     mh.msg_control = ctl.buf;
     mh.msg_controllen = sizeof ctl.buf;
+    /* read first, poll only when nothing is there: one system call a datagram while data
+     * keeps coming (a busy bus), not two */
     r = recvmsg(fd, &mh, MSG_DONTWAIT);
+    if (r < 0 && errno == EAGAIN) {
+        int pr = poll(&pf, 1, POLL_MS);
+        if (pr == 0 || (pr < 0 && errno == EINTR)) {
+            errno = EAGAIN;
+            return -1;
+        }
+        mh.msg_controllen = sizeof ctl.buf;
+        r = recvmsg(fd, &mh, MSG_DONTWAIT);
+    }
     if (r < 0)
         return -1;
     for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {

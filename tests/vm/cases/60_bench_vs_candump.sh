@@ -12,17 +12,23 @@ wait_listeners vcan0 3
 cangen vcan0 -n $N -g 0 -p 10 -L 8
 cansend vcan0 7A8#AA55AA55
 # candump ends after the last frame (-n); busybox time gives its CPU seconds
+echo "sent; waiting for candump"
+wait_until 120 sh -c "! kill -0 $CP"
 wait "$CP" || fail "candump failed: $(cat candump.err)"
 ct=$(awk '{ printf "%d\n", ($1 + $2) * 100 }' candump.time)
+echo "candump done: $ct ticks"
 # the logger has read everything when its CPU time stops growing (a measurement only:
 # the verdict below does not depend on it)
 lt=-1
-while :; do
+i=0
+while [ $i -lt 100 ]; do
     t=$(cpu_ticks "$LP")
     [ "$t" = "$lt" ] && break
     lt=$t
+    i=$((i + 1))
     usleep 300000
 done
+echo "logger idle: $lt ticks"
 log_stop
 [ "$LRC" = 0 ] || { cat log.err log.json; fail "streamfat log exited $LRC"; }
 cn=$(cat cd/*.log | grep -c '')
