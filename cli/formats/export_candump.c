@@ -3,10 +3,13 @@
  *   (1700000000.123456) can0 123#11223344           11-bit id: 3 hex digits
  *   (1700000000.123456) can0 1ABCDEF0#11            29-bit id: 8 hex digits
  *   (1700000000.123456) can0 123#R   123#R5         remote frame, with its length if > 0
- *   (1700000000.123456) can0 123##3112233           CAN FD: '##', a hex digit of flags
- *                                                   (1 BRS, 2 ESI), the data
+ *   (1700000000.123456) can0 123##7112233           CAN FD: '##', a hex digit of flags
+ *                                                   (1 BRS, 2 ESI, 4 FDF), the data
  *   (1700000000.123456) can0 20000080#0000000000000000   error frame: the id is
  *                                                   CAN_ERR_FLAG | error class, 8 digits
+ * The flags digit carries FDF (4) as candump 2020.11 prints it on Linux 6.1, which sets
+ * CANFD_FDF in every CAN FD frame it delivers (checked in the CAN test VM, tests/vm: case
+ * 11_capture_vcan_fd); older candump wrote 0-3 there, and readers take both.
  * Hex is upper case; the interface name is the channel's (CHANNEL records), else can<N>.
  * Other records have no candump form. */
 #include "export.h"
@@ -15,6 +18,7 @@
 
 #define CAN_ERR_FLAG 0x20000000u
 #define CAN_ID_MASK  0x1FFFFFFFu
+#define CANFD_FDF    0x04u         /* linux/can.h: the frame is CAN FD */
 
 static int candump_begin(struct export_ctx *x)
 {
@@ -48,7 +52,8 @@ static int candump_can(struct export_ctx *x, const struct sf_rec *r, const struc
     *p++ = '#';
     if (c->flags & SF_CAN_FD) {
         *p++ = '#';
-        *p++ = export_hexu[((c->flags & SF_CAN_BRS) ? 1 : 0) | ((c->flags & SF_CAN_ESI) ? 2 : 0)];
+        *p++ = export_hexu[CANFD_FDF | ((c->flags & SF_CAN_BRS) ? 1 : 0) |
+                           ((c->flags & SF_CAN_ESI) ? 2 : 0)];
     } else if (c->flags & SF_CAN_RTR) {
         *p++ = 'R';
         if (c->len)

@@ -49,6 +49,14 @@ enum sf_rec_type {
 #define SF_LATENCY_BODY 16u /* LATENCY body: i64 latency_ns, u64 period_ns */
 #define SF_DROP_BODY 24u   /* DROP body: u64 count, first_ts, last_ts */
 
+/* DROP record flags (docs/FORMAT.md) */
+#define SF_DROP_SOURCE 0x01u   /* lost before the ring, by the source (a SocketCAN socket's
+                                  receive queue): `channel` names the interface, and the
+                                  lost records fell between first_ts and last_ts */
+/* ANNOTATION record flags */
+#define SF_ANNOT_CHANNEL 0x01u /* about the record's `channel` (an interface that went down
+                                  or came back), not the whole log */
+
 enum sf_clock_kind { SF_CLOCK_REALTIME = 0, SF_CLOCK_MONOTONIC = 1, SF_CLOCK_HARDWARE = 2 };
 
 /* Bytes a record with a body of `length` bytes occupies in a block. */

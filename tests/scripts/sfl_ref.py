@@ -272,7 +272,8 @@ def decode(data):
             else:
                 ids = "%03X" % cid
             if flags & 8:
-                tail = "#%X%s" % ((1 if flags & 16 else 0) | (2 if flags & 32 else 0),
+                # the flags digit: BRS 1, ESI 2, and FDF 4 as candump prints it on Linux 6.1
+                tail = "#%X%s" % (4 | (1 if flags & 16 else 0) | (2 if flags & 32 else 0),
                                   d.hex().upper())
             elif flags & 2:
                 tail = "R" + ("%X" % (ln & 0xF) if ln else "")
