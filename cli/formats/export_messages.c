@@ -57,7 +57,7 @@ static char *put_ts(const struct export_ctx *x, char *p, uint64_t ts)
 static int write_msg(struct export_ctx *x, struct msg_state *s, const struct sf_proto_msg *m)
 {
     static const char *const modes[] = {"normal", "extended", "mixed"};
-    char *p = s->line, ifn[EXPORT_IFNAME_MAX + 8];
+    char *p = s->line, ifn[EXPORT_IFNAME_INLINE + 8];
     int iso = m->proto == SF_PROTO_ISOTP;
     int fixed = iso && (m->flags & SF_CAN_EFF) && ((m->id >> 16) & 0xFE) == 0xDA;
 
@@ -68,8 +68,20 @@ static int write_msg(struct export_ctx *x, struct msg_state *s, const struct sf_
     p = put_str(p, "\",\"channel\":");
     p = export_put_dec(p, m->channel, 1);
     p = put_str(p, ",\"iface\":\"");
-    *export_put_ifname(x, ifn, m->channel) = '\0';
-    for (const char *c = ifn; *c; c++) {
+    /* the channel's name as every reader gives it (docs/FORMAT.md, "Channel names"): whole,
+     * so a long one goes out in pieces like the payload below */
+    const char *name = ifn;
+    char *q = export_put_ifname(x, ifn, m->channel);
+    if (q)
+        *q = '\0';
+    else
+        name = x->ifname[m->channel];
+    for (const char *c = name; *c; c++) {
+        if ((size_t)(p - s->line) > sizeof s->line - 8) {
+            if (export_write(x, s->line, (size_t)(p - s->line)))
+                return -1;
+            p = s->line;
+        }
         if (*c == '"' || *c == '\\')
             *p++ = '\\';
         *p++ = *c;
