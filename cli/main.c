@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "common/units.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -76,7 +77,26 @@ static const struct command commands[] = {
     { NULL, NULL },
 };
 
-int main(int argc, char **argv)
+/* What a command prints on standard output is its output as much as a file it writes:
+ * `info --json > v.json` or `log --print-config > cfg.json` on a full disk must not exit 0
+ * with the file empty or cut. Checked once here for every command. A command that failed
+ * already said why (export, cat and get - report their own failed writes); a second line
+ * would only repeat it. */
+int cli_stdout_checked(int rc)
+{
+    int e = 0;
+
+    if (fflush(stdout))
+        e = errno;
+    else if (ferror(stdout))
+        e = EIO;
+    if (!e || rc != CLI_OK)
+        return rc;
+    cli_err("standard output: write failed: %s", strerror(e));
+    return CLI_ERR;
+}
+
+static int run_main(int argc, char **argv)
 {
     const struct command *c;
 
@@ -103,6 +123,11 @@ int main(int argc, char **argv)
     return CLI_USAGE;
 }
 
+int main(int argc, char **argv)
+{
+    return cli_stdout_checked(run_main(argc, argv));
+}
+
 static int cmd_parse_debug(int argc, char **argv)
 {
     uint64_t v;
@@ -127,7 +152,7 @@ static int cmd_parse_debug(int argc, char **argv)
 __attribute__((format(printf, 1, 0)))
 static void vcmd_msg(const char *fmt, va_list ap)
 {
-    fprintf(stderr, "streamfat %s: ", cli_cmd);
+    fprintf(stderr, "streamfat%s%s: ", *cli_cmd ? " " : "", cli_cmd);
     vfprintf(stderr, fmt, ap);
 }
 

@@ -510,7 +510,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             given[c - OPT_FILTER] = optarg;
     }
     if (c < 0 && cl.status == CLI_OK)
-        exit(CLI_OK);                       /* the help: nothing more to do */
+        exit(cli_stdout_checked(CLI_OK));   /* the help: nothing more to do */
     if (c < 0)
         return cl.status;
     a->partition = cl.partition;
