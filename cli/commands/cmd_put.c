@@ -434,7 +434,7 @@ int cmd_put(int argc, char **argv)
             return CLI_ERR;
         }
         if (fstat(fd, &hs) == 0 && S_ISDIR(hs.st_mode)) {
-            cli_err("%s: is a directory", src);
+            cli_open_err(src, EISDIR);
             close(fd);
             return CLI_ERR;
         }

@@ -143,6 +143,12 @@ static char *read_file(const char *path)
         }
         b = nb;
     }
+    if (b && ferror(f)) {           /* a directory opens, and its read fails (EISDIR) */
+        int e = errno;
+        free(b);
+        b = NULL;
+        errno = e;
+    }
     if (b)
         b[n] = 0;
     fclose(f);
