@@ -148,12 +148,35 @@ static int cmd_parse_debug(int argc, char **argv)
     return CLI_OK;
 }
 
+/* A command that builds its output in a temporary file (demo -o: cli/common/outfile.c)
+ * hands that file's path to code that names its target in messages; the user knows only
+ * the output's name, so every message shows that name in its place. */
+static const char *alias_tmp, *alias_shown;
+
+void cli_path_alias(const char *tmp, const char *shown)
+{
+    alias_tmp = tmp;
+    alias_shown = shown;
+}
+
 /* "streamfat CMD: <message>" on stderr, without the newline. */
 __attribute__((format(printf, 1, 0)))
 static void vcmd_msg(const char *fmt, va_list ap)
 {
+    char buf[4096];
+    const char *p = buf, *hit;
+
     fprintf(stderr, "streamfat%s%s: ", *cli_cmd ? " " : "", cli_cmd);
-    vfprintf(stderr, fmt, ap);
+    if (!alias_tmp || !*alias_tmp) {
+        vfprintf(stderr, fmt, ap);
+        return;
+    }
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    while ((hit = strstr(p, alias_tmp)) != NULL) {
+        fprintf(stderr, "%.*s%s", (int)(hit - p), p, alias_shown);
+        p = hit + strlen(alias_tmp);
+    }
+    fputs(p, stderr);
 }
 
 int cli_usage(const char *fmt, ...)
