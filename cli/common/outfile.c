@@ -132,6 +132,12 @@ int out_open(struct out_file *o, const char *path, const struct stat *input)
         cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         goto fail;
     }
+    /* The replacement keeps the owner of the file it replaces where we may set it (root:
+     * 'sudo streamfat get ... ~/f' must not leave a file its user cannot write; open with
+     * O_TRUNC kept it). Not allowed otherwise, and then nothing to keep: ignored. */
+    if (have && fchown(fd, st.st_uid, st.st_gid)) {
+        /* not the owner and not root: the new file is the user's, as a new file is */
+    }
     if (fchmod(fd, mode) || !(o->f = fdopen(fd, "w"))) {
         cli_err("%s: %s", path, cli_errno_text(errno));
         close(fd);

@@ -66,6 +66,16 @@ if ((EUID == 0)) && need_tool mount 2>/dev/null; then
     done
 fi
 
+log "root replaces another user's file: the file keeps its owner"
+if ((EUID == 0)) && id nobody >/dev/null 2>&1; then
+    for w in "${writers[@]}"; do
+        echo old >owned.out && chown nobody owned.out
+        read -ra args <<<"${w//OUT/owned.out}"
+        sf_ok "${args[@]}" >/dev/null
+        [[ $(stat -c %U owned.out) == nobody ]] || fail "$w: owned.out now belongs to $(stat -c %U owned.out)"
+    done
+fi
+
 log "a file the user may not write: refused, left as it was"
 ((EUID == 0)) || skip "needs root to run as another user"
 id nobody >/dev/null 2>&1 || skip "no user nobody"
