@@ -129,7 +129,12 @@ int out_open(struct out_file *o, const char *path, const struct stat *input)
         goto fail;
     }
     if ((fd = mkstemp(o->tmp)) < 0) {
-        cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        int e = errno;
+        if (have && (e == EACCES || e == EROFS))   /* the file could be written, not its dir */
+            cli_err("%s: cannot open: %s (the new file is written beside it and renamed into "
+                    "place: its directory must be writable)", path, cli_errno_text(e));
+        else
+            cli_open_err(path, e);
         goto fail;
     }
     /* The replacement keeps the owner of the file it replaces where we may set it (root:

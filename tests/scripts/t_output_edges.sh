@@ -39,6 +39,14 @@ mkdir -p ex && ln -sf "$WORK/ex/target.csv" ex/LOG00001.csv
 sf_ok export -f csv --all v.img ex >/dev/null
 [[ -L ex/LOG00001.csv && -s ex/target.csv ]] || fail "export --all replaced a link to a file not there yet"
 
+log "an output in a directory that does not exist: one form"
+for w in "${writers[@]}"; do
+    read -ra args <<<"${w//OUT/nodir/x.out}"
+    sf_err 1 "${args[@]}"
+    grep -q "^streamfat [a-z]*: nodir/x.out: cannot open: no such file or directory$" "$SF_LAST_ERR" ||
+        fail "$w: not 'nodir/x.out: cannot open: no such file or directory'"
+done
+
 log "a directory as the output: one form"
 mkdir -p adir
 for w in "export -f candump -o adir v.img LOG00001.SFL" "bench --size 4M --plot adir b.img"; do
