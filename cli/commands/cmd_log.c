@@ -829,7 +829,10 @@ static int log_run(int argc, char **argv)
             error = error_buf;
         }
         status = CLI_ERR;
-        log_names_sweep(&t.vol, a.target, ldir, &before);     /* prints its own error */
+        long removed = log_names_sweep(&t.vol, a.target, ldir, &before); /* prints its error */
+        /* the summary and --json count the files left, not the ones just removed */
+        if (removed > 0)
+            w.st.files = w.st.files > (uint64_t)removed ? w.st.files - (uint64_t)removed : 0;
     }
     log_names_free(&before);
     if (status == CLI_OK && w.st.records_dropped)
