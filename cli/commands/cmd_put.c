@@ -438,6 +438,14 @@ int cmd_put(int argc, char **argv)
             close(fd);
             return CLI_ERR;
         }
+        /* The image copied into itself grows as it is read, until the volume is full. */
+        struct stat is;
+        const char *dev = target_dev_path(argv[optind]);
+        if (dev && stat(dev, &is) == 0 && out_same_file(&hs, &is)) {
+            cli_err("%s: is the image this command writes into; not copied into itself", src);
+            close(fd);
+            return CLI_ERR;
+        }
         if (S_ISREG(hs.st_mode)) {
             src_regular = 1;
             src_size = (uint64_t)hs.st_size;

@@ -47,6 +47,19 @@ for w in "${writers[@]}"; do
         fail "$w: not 'nodir/x.out: cannot open: no such file or directory'"
 done
 
+log "one file twice: bench --plot F --csv F, put IMG IMG"
+echo keep >twice.out
+sf_err 2 bench --size 4M --plot twice.out --csv twice.out b.img
+grep -q -- "--plot and --csv name the same file twice.out" "$SF_LAST_ERR" || fail "bench --plot F --csv F: not refused"
+[[ $(cat twice.out) == keep ]] || fail "bench --plot F --csv F changed F"
+cp v.img self.img && ln -sf self.img self.lnk
+before=$(sha256sum <self.img)
+for src in self.img self.lnk; do
+    sf_err 1 put self.img "$src" copy.bin
+    grep -q "$src: is the image this command writes into" "$SF_LAST_ERR" || fail "put IMG $src: not refused as the image itself"
+done
+[[ $(sha256sum <self.img) == "$before" ]] || fail "put IMG IMG changed the image"
+
 log "a directory as the output: one form"
 mkdir -p adir
 for w in "export -f candump -o adir v.img LOG00001.SFL" "bench --size 4M --plot adir b.img"; do
