@@ -19,6 +19,8 @@
 # OUTDIR/asc     the same log as ASC, python-can's ASC, and a hand-written file with the
 #                header and event lines import_asc.c reads
 # OUTDIR/mf4     those lines logged and exported as MF4: plain DT and transposed DZ blocks
+# OUTDIR/proto   frame sequences for fuzz_proto (its input format): an ISO-TP FF with its CFs
+#                and flow control, an SF, a J1939 BAM, an RTS/CTS transfer, a fast packet
 #
 # SEEDS_QUICK=1 (t_fuzz_smoke): a few of each kind, for a short run on a loaded machine.
 set -euo pipefail
@@ -28,7 +30,8 @@ out=${1:?usage: seeds.sh OUTDIR}
 SF_TESTDATA=${SF_TESTDATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata}
 cap=${SEED_CAP:-1048576}
 quick=${SEEDS_QUICK:-0}
-mkdir -p "$out/mount" "$out/decode" "$out/candump" "$out/blf" "$out/asc" "$out/mf4"
+mkdir -p "$out/mount" "$out/decode" "$out/candump" "$out/blf" "$out/asc" "$out/mf4" \
+    "$out/proto"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sf-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -236,3 +239,25 @@ if "$SF" log -q --source "file:$out/candump/lines" --fast "$img" </dev/null >/de
     done
 fi
 rm -f "$img"
+
+# fuzz_proto: (id choice, ms step, length, data) frames after a control byte (fuzz_proto.c).
+python3 - "$out/proto" <<'PY'
+import os, sys
+d = sys.argv[1]
+def fr(sel, step, data):
+    return bytes([sel, step, len(data)]) + bytes(data)
+isotp = fr(2, 1, [0x10, 20] + list(range(6))) + fr(1, 1, [0x30, 0, 0]) + \
+    fr(2, 1, [0x21] + list(range(6, 13))) + fr(2, 1, [0x22] + list(range(13, 20))) + \
+    fr(1, 1, [0x02, 0x10, 0x03])
+bam = fr(9, 1, [32, 20, 0, 3, 0xFF, 0xCA, 0xFE, 0]) + \
+    b"".join(fr(10, 50, [k] + [k] * 7) for k in (1, 2, 3))
+rts = fr(11, 1, [16, 20, 0, 3, 2, 0, 0xD9, 0]) + fr(13, 1, [17, 2, 1, 0xFF, 0xFF, 0, 0xD9, 0]) + \
+    fr(12, 1, [1] + [1] * 7) + fr(12, 1, [2] + [2] * 7) + \
+    fr(13, 1, [17, 1, 3, 0xFF, 0xFF, 0, 0xD9, 0]) + fr(12, 1, [3] + [3] * 7)
+fast = fr(14, 1, [0x40, 20] + [1] * 6) + fr(14, 1, [0x41] + [2] * 7) + fr(14, 1, [0x42] + [3] * 7)
+for name, body in (("isotp", isotp), ("bam", bam), ("rts", rts), ("fast", fast),
+                   ("all", isotp + bam + rts + fast)):
+    for ctl in (0x07, 0x5F):
+        with open(os.path.join(d, "%s-%02x" % (name, ctl)), "wb") as fh:
+            fh.write(bytes([ctl]) + body)
+PY

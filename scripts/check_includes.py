@@ -68,6 +68,7 @@ PUBLIC_LAYER = {
     "log.h": "log",         # the logger
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tiny.h": "tiny",       # the tiny logger (src/tiny/)
+    "proto.h": "proto",     # reassembly across frames (src/proto/)
 }
 
 # Files under src/ whose layer is not their folder's: the record codec lives in src/log/
@@ -86,10 +87,14 @@ MAY_INCLUDE = {
     "fs": {"util", "bdev", "fs"},
     "check": {"util", "bdev", "fs", "rec", "check"},
     "stream": {"util", "bdev", "fs", "stream"},
-    "log": {"util", "bdev", "fs", "stream", "rec", "log"},
-    "driver": {"util", "bdev", "fs", "check", "stream", "rec", "log", "driver", "tiny"},
+    "log": {"util", "bdev", "fs", "stream", "rec", "log", "proto"},   # proto: the poll client
+    "driver": {"util", "bdev", "fs", "check", "stream", "rec", "log", "driver", "tiny",
+               "proto"},
     # the tiny logger: its own FAT code beside fs, on the device and the record codec only
     "tiny": {"util", "bdev", "rec", "tiny"},
+    # reassembly across frames (ISO-TP, J1939 TP, fast packets): frames in, messages out,
+    # on the record codec's CAN flags and util only, so every reader and a firmware use it
+    "proto": {"util", "rec", "proto"},
 }
 
 # Intended exceptions: (file, the include as written, reason).

@@ -18,6 +18,7 @@ packages=(
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
     fdisk gdisk python3 g++ mount psmisc time xz-utils mawk faketime
     openjdk-17-jre-headless
+    qemu-system-x86 linux-image-amd64 can-utils busybox-static cpio iproute2
 )
 
 # Every command a test looks for before using it (need_tool, command -v: in tests/scripts,
@@ -31,6 +32,9 @@ declare -A tools=(
     [xz]=xz-utils [ctest]=cmake [cc]=gcc [gcc]=gcc [g++]=g++ [make]=make [cmake]=cmake
     [pkg-config]=pkg-config [xxd]=xxd [awk]=mawk [faketime]=faketime
     [java]=openjdk-17-jre-headless
+    [qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio [busybox]=busybox-static
+    [candump]=can-utils [cangen]=can-utils [cansend]=can-utils [ip]=iproute2 [ldd]=libc-bin
+    [gzip]=gzip
     [mkfs.fat]=dosfstools [fsck.fat]=dosfstools
     [mkfs.exfat]=exfatprogs [fsck.exfat]=exfatprogs [exfatlabel]=exfatprogs
     [mount.exfat-fuse]=exfat-fuse [fusermount]=fuse3

@@ -38,6 +38,9 @@
 #                 CAN, service with rotation, checkpoints, DROP records, close, unmount;
 #                 it links none of the volume, file and stream layers (the options only
 #                 keep the core build small)
+#   proto     defaults, size/proto.c   the reassembly across frames alone (src/proto/: ISO-TP,
+#               J1939 TP, fast packets; include/streamfat/proto.h), what a gateway or the
+#               poll client's receive side carries (no budget yet; not in t_size)
 #   tiny-exfat  the same program against a core without FAT: the tiny logger is FAT-only,
 #               so this measures the same code (not in the default list)
 # and two variants of runtime with one file system (not in the default list):
@@ -111,7 +114,8 @@ report_as() {  # name printed, program, core dir
     echo "size $name text=$((t - et)) data=$((d - ed)) bss=$((b - eb)) stack=$stack deepest=$path"
 }
 
-sets=${SIZE_SETS:-runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full runtime-control}
+default_sets="runtime runtime-lean runtime-exfat runtime-fat readonly tiny mkfs check full"
+sets=${SIZE_SETS:-$default_sets runtime-control proto}
 lean_opts="-DSF_GPT=OFF -DSF_MESSAGES=OFF -DSF_LOG_TRIGGER=OFF"
 tiny_opts="-DSF_MKFS=OFF -DSF_CHECK=OFF -DSF_LFN=OFF $lean_opts"
 # (The tiny logger uses no struct sf_file: SF_FILE_BUF_SIZE=0 only keeps the core build as
@@ -156,6 +160,12 @@ if want runtime-fat; then
     build_core core-fat -DSF_EXFAT=OFF -DSF_MKFS=OFF -DSF_CHECK=OFF
     link_as runtime-fat runtime core-fat
     report_as runtime-fat runtime core-fat
+fi
+if want proto; then
+    [ -f "$out/core-runtime/libstreamfat-core.a" ] ||
+        build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF
+    link proto core-runtime
+    report proto core-runtime
 fi
 if want runtime-control; then
     [ -f "$out/core-runtime/libstreamfat-core.a" ] || build_core core-runtime -DSF_MKFS=OFF -DSF_CHECK=OFF

@@ -62,6 +62,11 @@ static const char export_help[] =
 "  mf4       ASAM MDF 4.11, CAN bus logging (CAN_DataFrame, ...), for asammdf, python-can\n"
 "            and Vector's tools; DZ blocks (--mf4-compress 0 writes plain DT blocks).\n"
 "            Into a pipe or a file opened with >> it is built in $TMPDIR first\n"
+"  messages  what spans frames, reassembled (docs/DECODE.md): ISO-TP (the OBD-II and UDS\n"
+"            ids 0x7DF, 0x7E0-0x7EF, 0x18DA/0x18DB by themselves, other pairs with\n"
+"            --isotp-pair), J1939 transport (BAM, RTS/CTS), NMEA 2000 fast packets\n"
+"            (--fast-pgn); one JSON object a line: protocol, status, ids, times (ns),\n"
+"            length, data hex; broken messages with what arrived and their status\n"
 "  Records a format has no form for are skipped and counted on standard error.\n"
 "\n"
 "  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
@@ -70,7 +75,8 @@ static const char export_help[] =
 "  sums it up ('damaged: invalid 1, out-of-sequence 2').\n"
 "\n"
 "OPTIONS\n"
-"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw or mf4\n"
+"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw, mf4 or\n"
+"                      messages\n"
 "  -o, --output OUT    write to OUT instead of standard output\n"
 "  --all               export every log on TARGET into the directory DIR\n"
 "  --channel CH        only channel CH: a number (0..255) or its name (can0); repeatable\n"
@@ -87,6 +93,11 @@ static const char export_help[] =
 "                      6 makes them about 20% smaller at half the speed)\n"
 "  --mf4-compress N    MF4 data: 0 plain DT blocks, 1..9 zlib level of transposed DZ\n"
 "                      blocks (default 1)\n"
+"  --isotp-pair A:B[:ext|:mixed]\n"
+"                      messages: ISO-TP on hex ids A and B (data on one, its flow\n"
+"                      control on the other; 29-bit when one is above 7FF); ext, mixed:\n"
+"                      the first data byte is an address; repeatable\n"
+"  --fast-pgn PGN      messages: NMEA 2000 fast packets of PGN; repeatable\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -103,7 +114,7 @@ static const char export_help[] =
 
 enum {
     OPT_ALL = 256, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
-    OPT_RELATIVE, OPT_BLF_COMPRESS, OPT_MF4_COMPRESS,
+    OPT_RELATIVE, OPT_BLF_COMPRESS, OPT_MF4_COMPRESS, OPT_ISOTP_PAIR, OPT_FAST_PGN,
 };
 
 static const struct option longopts[] = {
@@ -119,13 +130,51 @@ static const struct option longopts[] = {
     { "relative", no_argument, NULL, OPT_RELATIVE },
     { "blf-compress", required_argument, NULL, OPT_BLF_COMPRESS },
     { "mf4-compress", required_argument, NULL, OPT_MF4_COMPRESS },
+    { "isotp-pair", required_argument, NULL, OPT_ISOTP_PAIR },
+    { "fast-pgn", required_argument, NULL, OPT_FAST_PGN },
     CLI_LONGOPTS_END,
 };
 
 static const struct export_writer *const writers[] = {
     &export_candump, &export_asc, &export_blf, &export_csv, &export_csv_wide, &export_raw,
-    &export_mf4,
+    &export_mf4, &export_messages,
 };
+
+/* --isotp-pair A:B[:ext|:mixed]: hex ids, 29-bit when either is above 0x7FF. */
+static int parse_pair(const char *arg, struct sf_isotp_pair *q)
+{
+    char buf[64], *b, *mode, *e1, *e2;
+    unsigned long a, c;
+
+    if (strlen(arg) >= sizeof buf)
+        return -1;
+    strcpy(buf, arg);
+    b = strchr(buf, ':');
+    if (!b)
+        return -1;
+    *b++ = '\0';
+    mode = strchr(b, ':');
+    if (mode)
+        *mode++ = '\0';
+    a = strtoul(buf, &e1, 16);
+    c = strtoul(b, &e2, 16);
+    if (!*buf || !*b || *e1 || *e2 || a > 0x1FFFFFFF || c > 0x1FFFFFFF || a == c)
+        return -1;
+    memset(q, 0, sizeof *q);
+    q->id_a = (uint32_t)a;
+    q->id_b = (uint32_t)c;
+    q->eff = a > 0x7FF || c > 0x7FF;
+    q->channel = SF_PROTO_ANY_CHANNEL;
+    if (!mode || !strcmp(mode, "normal"))
+        q->mode = SF_ISOTP_NORMAL;
+    else if (!strcmp(mode, "ext"))
+        q->mode = SF_ISOTP_EXTENDED;
+    else if (!strcmp(mode, "mixed"))
+        q->mode = SF_ISOTP_MIXED;
+    else
+        return -1;
+    return 0;
+}
 
 /* ---- time arguments ----------------------------------------------------------------- */
 
@@ -480,7 +529,7 @@ int cmd_export(int argc, char **argv)
                     break;
             if (i == sizeof writers / sizeof writers[0])
                 return cli_usage("unknown format '%s' (known: candump, asc, blf, csv, "
-                                 "csv-wide, raw, mf4)", optarg);
+                                 "csv-wide, raw, mf4, messages)", optarg);
             o.w = writers[i];
             break;
         }
@@ -493,7 +542,7 @@ int cmd_export(int argc, char **argv)
         case OPT_CHANNEL:
             if (o.nchan == EXPORT_MAX_CHANNEL_FILTERS)
                 return cli_usage("at most %d --channel options", EXPORT_MAX_CHANNEL_FILTERS);
-            if (!*optarg || strlen(optarg) >= EXPORT_IFNAME_MAX)
+            if (!*optarg)
                 return cli_usage("--channel '%s': expects a channel number or name", optarg);
             o.chan[o.nchan++] = optarg;
             break;
@@ -530,10 +579,27 @@ int cmd_export(int argc, char **argv)
                 return cli_usage("--mf4-compress '%s': expects 0 (plain) to 9", optarg);
             o.mf4_level = (int)v;
             break;
+        case OPT_ISOTP_PAIR:
+            if (o.npairs == EXPORT_MAX_PAIRS)
+                return cli_usage("at most %d --isotp-pair options", EXPORT_MAX_PAIRS);
+            if (parse_pair(optarg, &o.pairs[o.npairs]))
+                return cli_usage("--isotp-pair '%s': expects hex ID:ID, then :ext or :mixed "
+                                 "for those addressings", optarg);
+            o.npairs++;
+            break;
+        case OPT_FAST_PGN:
+            if (o.npgns == EXPORT_MAX_PGNS)
+                return cli_usage("at most %d --fast-pgn options", EXPORT_MAX_PGNS);
+            if (cli_parse_uint(optarg, 0x3FFFF, &v))
+                return cli_usage("--fast-pgn '%s': expects a PGN (0..262143)", optarg);
+            o.pgns[o.npgns++] = (uint32_t)v;
+            break;
         }
     }
     if (c < 0)
         return cl.status;
+    if ((o.npairs || o.npgns) && o.w != &export_messages)
+        return cli_usage("--isotp-pair and --fast-pgn apply to --format messages only");
     partition = cl.partition;
     if (o.relative && (o.w->has_start || o.w == &export_mf4))
         return cli_usage("--relative does not apply to %s: its times always count from the "

@@ -76,8 +76,12 @@ static const char help[] =
 "                   the end of the file. PATH must be a regular file (it is read twice);\n"
 "                   a pipe or FIFO is refused.\n"
 "  can:IFACE[,IFACE...]\n"
-"                   SocketCAN raw sockets, CAN FD enabled, kernel timestamps\n"
-"                   (SO_TIMESTAMPNS), error frames; one thread and channel per interface.\n"
+"                   SocketCAN raw sockets, CAN FD enabled, the kernel's receive times\n"
+"                   (SO_TIMESTAMPNS), error frames (--can-errors); one thread and channel\n"
+"                   per interface. Frames the kernel drops (a full socket buffer:\n"
+"                   --can-rcvbuf) become DROP records on their interface's channel and\n"
+"                   exit status 3; an interface that goes down and comes back gets an\n"
+"                   ANNOTATION record each time, the others go on (docs/LOG.md).\n"
 "  udp:[HOST:]PORT  each datagram one SAMPLE record; HOST defaults to 127.0.0.1\n"
 "                   (PORT 0: a free port, printed on stderr: 'udp: listening on H:P')\n"
 "  latency:PERIOD   a cyclictest-style probe: sleep to absolute CLOCK_MONOTONIC times\n"
@@ -144,6 +148,12 @@ static const char help[] =
 "                       wrote it: streamfat-lake partitions by it); 1..64 bytes, no '/'\n"
 "  --raw                raw mode: bytes in, bytes out, no framing\n"
 "  --fast               file: replay without waiting\n"
+"  --can-rcvbuf SIZE    can: each socket's receive buffer as the kernel counts it (about\n"
+"                       800 bytes per classic frame); default: the ring's worth of frames,\n"
+"                       1M to 64M. Above net.core.rmem_max it needs root (SO_RCVBUFFORCE);\n"
+"                       without, the kernel caps it and a warning says so\n"
+"  --can-errors CLASSES  can: the error frames to log: all (default), none, or a hex mask\n"
+"                       of CAN_ERR_* classes (linux/can/error.h; 4 = controller problems)\n"
 "  --measure            time every append (append latency histogram; costs two clock\n"
 "                       reads per record)\n"
 "  --json               print the final statistics as one JSON object on stdout\n"
@@ -163,11 +173,11 @@ static const char help[] =
 "  streamfat log --source latency:1ms --trigger 'latency>100us' --pre 2s --post 1s disk.img\n"
 "\n"
 "EXIT STATUS\n"
-"  0 everything accepted was written and nothing was dropped; 3 records were dropped (the\n"
-"  log is complete and consistent, DROP records included); 1 an error, also when the\n"
-"  source gave not one usable record (random bytes, candump without -L: the first\n"
-"  unreadable line is quoted; empty input; nothing received): the run's empty log files\n"
-"  are removed then; 2 wrong usage.\n";
+"  0 everything accepted was written and nothing was dropped; 3 records were dropped, by\n"
+"  the ring or (can:) by the kernel (the log is complete and consistent, DROP records\n"
+"  included); 1 an error, also when the source gave not one usable record (random bytes,\n"
+"  candump without -L: the first unreadable line is quoted; empty input; nothing\n"
+"  received): the run's empty log files are removed then; 2 wrong usage.\n";
 
 enum {
     OPT_FILTER = 256, OPT_TRIGGER, OPT_PRE, OPT_POST, OPT_SPLIT_SIZE, OPT_SPLIT_TIME,
@@ -175,6 +185,7 @@ enum {
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
     OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
+    OPT_CAN_RCVBUF, OPT_CAN_ERRORS,
 };
 
 static const struct option longopts[] = {
@@ -201,6 +212,8 @@ static const struct option longopts[] = {
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
     { "raw", no_argument, NULL, OPT_RAW },
     { "fast", no_argument, NULL, OPT_FAST },
+    { "can-rcvbuf", required_argument, NULL, OPT_CAN_RCVBUF },
+    { "can-errors", required_argument, NULL, OPT_CAN_ERRORS },
     { "measure", no_argument, NULL, OPT_MEASURE },
     { "json", no_argument, NULL, OPT_JSON },
     { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
@@ -338,6 +351,28 @@ static int parse_time_or_size(const char *opt, const char *s, uint64_t *ns, uint
         return 0;
     return cli_usage("invalid value '%s' for %s: a duration (10s, 500ms) or a size (64M)", s,
                      opt);
+}
+
+/* --can-errors: "all", "none" or a hex mask of the CAN_ERR_* classes (29 bits) */
+static int parse_can_errors(const char *s, uint32_t *mask)
+{
+    char *end;
+    unsigned long v;
+
+    if (!strcmp(s, "all")) {
+        *mask = 0x1FFFFFFFu;
+        return 0;
+    }
+    if (!strcmp(s, "none")) {
+        *mask = 0;
+        return 0;
+    }
+    errno = 0;
+    v = strtoul(s, &end, 16);
+    if (!*s || *end || errno || v > 0x1FFFFFFFu || *s == '-')
+        return -1;
+    *mask = (uint32_t)v;
+    return 0;
 }
 
 static int parse_size_opt(const char *opt, const char *s, uint64_t *out)
@@ -498,6 +533,18 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             break;
         case OPT_RAW: a->so.raw = 1; break;
         case OPT_FAST: a->so.fast = 1; break;
+        case OPT_CAN_RCVBUF:
+            rc = parse_size_opt("--can-rcvbuf", optarg, &a->so.can_rcvbuf);
+            if (!rc && (a->so.can_rcvbuf < 4096 || a->so.can_rcvbuf > (UINT64_C(1) << 31)))
+                return cli_usage("--can-rcvbuf must be from 4K to 2G");
+            a->so.can_rcvbuf_given = 1;
+            break;
+        case OPT_CAN_ERRORS:
+            if (parse_can_errors(optarg, &a->so.can_err_mask))
+                return cli_usage("invalid --can-errors '%s' (all, none, or a hex mask of "
+                                 "error classes below 0x20000000)", optarg);
+            a->so.can_err_given = 1;
+            break;
         case OPT_MEASURE: a->measure = 1; break;
         case OPT_JSON: a->json = 1; break;
         case OPT_NO_DIRECT: a->direct = 0; break;
@@ -633,6 +680,15 @@ static int log_run(int argc, char **argv)
     a.so.max_body = (uint32_t)block - SF_BLOCK_HDR - SF_REC_HDR;
     if (a.so.max_body > 65535)
         a.so.max_body = 65535;
+    /* can: a socket buffer that holds what the ring holds (32 bytes a classic frame in the
+     * ring, about 800 in the kernel's accounting), so a reader stalled no longer than the
+     * ring could absorb loses nothing in the kernel either; 1M to 64M */
+    if (!a.so.can_rcvbuf_given) {
+        uint64_t rs = a.ring ? a.ring : a.pre_bytes ? a.pre_bytes + 8 * block : DEFAULT_RING;
+        uint64_t rb = rs / 32 * 800;
+        a.so.can_rcvbuf = rb < (UINT64_C(1) << 20) ? UINT64_C(1) << 20 :
+                          rb > (UINT64_C(64) << 20) ? UINT64_C(64) << 20 : rb;
+    }
     src = src_parse(a.source, &a.so, errbuf, sizeof errbuf);
     if (!src)
         return cli_usage("%s", errbuf);
@@ -835,7 +891,7 @@ static int log_run(int argc, char **argv)
             w.st.files = w.st.files > (uint64_t)removed ? w.st.files - (uint64_t)removed : 0;
     }
     log_names_free(&before);
-    if (status == CLI_OK && w.st.records_dropped)
+    if (status == CLI_OK && (w.st.records_dropped || ss.kernel_dropped))
         status = 3;
     if (error)
         cli_err("%s", error);

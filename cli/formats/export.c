@@ -24,10 +24,11 @@
 
 /* Damage counts, in the order of docs/FORMAT.md's reader table and its verdict line. */
 enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_MALFORMED, DMG_OUT_OF_SEQ,
-       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_TRUNCATED, DMG_N };
+       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_SHORT_BODY, DMG_BAD_TIME, DMG_TRUNCATED,
+       DMG_N };
 static const char *const dmg_name[DMG_N] = {
     "unwritten", "invalid", "foreign", "misplaced", "malformed", "out-of-sequence", "missing",
-    "dirty-tail", "bad-can", "truncated",
+    "dirty-tail", "bad-can", "short-body", "bad-time", "truncated",
 };
 #define MAX_DAMAGE_LINES 10
 
@@ -36,7 +37,10 @@ struct job {
     const struct export_opts *o;
     const char *src;               /* names the input in messages */
     struct export_ctx x;
-    char ifname[256][EXPORT_IFNAME_MAX];
+    /* Channel names (docs/FORMAT.md, Channel names): "" while unnamed, else a heap copy
+     * of the whole name; chan_fixed: the name can no longer change (named, or used). */
+    const char *ifname[256];
+    uint8_t chan_fixed[256];
     int8_t chan_ok[256];           /* channel filter verdict, -1 unknown */
     int pass;                      /* 1: csv-wide's column scan (quiet); 2: the export */
     int have_start, began;
@@ -50,6 +54,7 @@ struct job {
     uint64_t records, matched;     /* pass 2: data records, and those the filters kept */
     uint8_t chan_seen[256];
     int not_log;
+    int refused;                   /* 1 + the unknown required feature bit (FORMAT.md) */
     char meta[8192];               /* META records for the writer (export_ctx.meta) */
 };
 
@@ -62,11 +67,15 @@ static int channel_pass(struct job *j, uint8_t ch)
     if (!o->nchan)
         return 1;
     if (j->chan_ok[ch] < 0) {
+        char dflt[8];
+        /* the name readers give it (FORMAT.md, Channel names): can<N> when unnamed */
+        const char *name = j->ifname[ch][0] ? j->ifname[ch] : dflt;
+        snprintf(dflt, sizeof dflt, "can%u", (unsigned)ch);
         j->chan_ok[ch] = 0;
         for (unsigned i = 0; i < o->nchan; i++) {
             uint64_t n;
             if ((!cli_parse_uint(o->chan[i], 255, &n) && n == ch) ||
-                (j->ifname[ch][0] && strcmp(o->chan[i], j->ifname[ch]) == 0))
+                strcmp(o->chan[i], name) == 0)
                 j->chan_ok[ch] = 1;
         }
     }
@@ -98,19 +107,25 @@ static void set_start(struct job *j, uint64_t ts)
     j->to = o->to.set ? (o->to.rel ? ts + o->to.ns : o->to.ns) : UINT64_MAX;
 }
 
-/* A CHANNEL record's name as an interface token: printable, no spaces, bounded. */
-static void set_ifname(struct job *j, const struct sf_rec *r)
+/* A CHANNEL record (docs/FORMAT.md, Channel names): the first usable name of a channel
+ * that no record has used yet names it for the whole file, whole; any later one (a
+ * rename, a name after use) and an unusable one (empty, not UTF-8, spaces or control
+ * characters) are ignored. Returns -1 when out of memory. */
+static int set_ifname(struct job *j, const struct sf_rec *r)
 {
-    char *d = j->ifname[r->channel];
-    size_t n = 0;
+    char *d;
 
-    for (size_t i = 0; i < r->length && n < EXPORT_IFNAME_MAX - 1; i++) {
-        uint8_t c = r->body[i];
-        d[n++] = (c > 0x20 && c < 0x7F && c != '(' && c != ')' && c != '#' && c != ',') ?
-                 (char)c : '_';
-    }
-    d[n] = '\0';
+    if (j->chan_fixed[r->channel] || !sf_rec_name_ok(r->body, r->length))
+        return 0;
+    d = malloc((size_t)r->length + 1);
+    if (!d)
+        return -1;
+    memcpy(d, r->body, r->length);
+    d[r->length] = '\0';
+    j->ifname[r->channel] = d;
+    j->chan_fixed[r->channel] = 1;
     j->chan_ok[r->channel] = -1;
+    return 0;
 }
 
 /* ---- the decode loop ----------------------------------------------------------------- */
@@ -142,10 +157,13 @@ static int record(struct job *j, const struct sf_rec *r)
     struct sf_can c;
     int k;
 
-    if (r->type == SF_REC_CHANNEL) {
-        set_ifname(j, r);
+    if (r->ts >> 63 && sf_rec_type_known(r->type)) {
+        if (j->pass == 2)
+            j->dmg[DMG_BAD_TIME]++;     /* FORMAT.md, Records: skipped, counted */
         return 0;
     }
+    if (r->type == SF_REC_CHANNEL)
+        return set_ifname(j, r);
     if (r->type == SF_REC_META) {
         if (j->pass == 2 && j->x.meta_len + r->length + 1u <= sizeof j->meta) {
             memcpy(j->meta + j->x.meta_len, r->body, r->length);
@@ -161,6 +179,14 @@ static int record(struct job *j, const struct sf_rec *r)
             j->malformed++;        /* FORMAT.md check 9: skipped, counted, whatever the filters */
         return 0;
     }
+    if ((r->type == SF_REC_LATENCY && r->length < SF_LATENCY_BODY) ||
+        (r->type == SF_REC_DROP && r->length < SF_DROP_BODY)) {
+        if (j->pass == 2)
+            j->dmg[DMG_SHORT_BODY]++;   /* FORMAT.md, Record types: skipped, counted */
+        return 0;
+    }
+    if (r->type >= SF_REC_CAN && r->type <= SF_REC_LATENCY)
+        j->chan_fixed[r->channel] = 1;   /* used before named: it stays can<N> */
     if (j->pass == 2) {
         j->records++;
         j->chan_seen[r->channel] = 1;
@@ -206,8 +232,19 @@ static int handle(struct job *j, const struct sf_dec_event *ev)
 {
     char where[64];
 
+    if (j->refused)
+        return 0;                  /* a file this reader cannot read: nothing of it is used */
     if (ev->kind == SF_DEC_HEADER) {
-        if (!j->have_start)
+        int bit = sf_file_features_refused(ev->hdr.features);
+        if (bit >= 0) {
+            /* docs/FORMAT.md, Versioning: refused as a file that is not a log */
+            j->refused = bit + 1;
+            if (j->pass == 2)
+                cli_err("%s: damaged: not a log: requires feature bit %d, unknown to this "
+                        "reader", j->src, bit);
+            return 0;
+        }
+        if (!j->have_start && ev->hdr.start_ts)   /* 0: no wall clock; the first record's */
             set_start(j, ev->hdr.start_ts);
         return 0;
     }
@@ -273,6 +310,8 @@ static int report_damage(struct job *j)
     size_t n = 0;
 
     j->dmg[DMG_BAD_CAN] = j->malformed;
+    if (j->refused)
+        return 1;                  /* its one line is out (handle) */
     if (j->not_log) {
         cli_err("%s: damaged: not a log", j->src);
         return 1;
@@ -413,8 +452,14 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
     j->x.relative = o->relative;
     j->x.blf_level = o->blf_level;
     j->x.mf4_level = o->mf4_level;
+    j->x.isotp_pairs = o->pairs;
+    j->x.n_isotp_pairs = o->npairs;
+    j->x.fast_pgns = o->pgns;
+    j->x.n_fast_pgns = o->npgns;
     j->x.meta = j->meta;
-    j->x.ifname = (const char (*)[EXPORT_IFNAME_MAX])j->ifname;
+    for (unsigned c = 0; c < 256; c++)
+        j->ifname[c] = "";
+    j->x.ifname = j->ifname;
     j->x.wide_cols = j->wide_cols;
 
     /* The first pass: csv-wide's columns, ASC's and BLF's start time (optional: on a pipe
@@ -433,6 +478,7 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
             if (j->wide_seen[c])
                 j->wide_cols[j->x.n_wide_cols++] = (uint8_t)c;
         j->have_start = 0;
+        j->refused = 0;
     }
     if (!rc) {
         j->pass = 2;
@@ -468,6 +514,9 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
         rc = report_no_match(j);
         in->complete = 0;
     }
+    for (unsigned c = 0; c < 256; c++)
+        if (*j->ifname[c])
+            free((void *)(uintptr_t)j->ifname[c]);
     free(buf);
     free(j);
     return rc;

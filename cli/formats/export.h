@@ -16,11 +16,14 @@
 #include <stdio.h>
 
 #include "sources/log_sources.h"
+#include "streamfat/proto.h"
 #include "streamfat/rec.h"
 
 struct sf_file;
 
-#define EXPORT_IFNAME_MAX 32
+/* Channel names up to this long go into a text line's buffer; longer ones (up to B - 96
+ * bytes, docs/FORMAT.md) are written on their own. */
+#define EXPORT_IFNAME_INLINE 64
 
 struct export_ctx {
     FILE *out;
@@ -33,8 +36,8 @@ struct export_ctx {
     /* META records (key=value) of the log's header, each NUL-terminated, back to back. */
     const char *meta;
     size_t meta_len;
-    /* Channel names from CHANNEL records ("" until named). */
-    const char (*ifname)[EXPORT_IFNAME_MAX];
+    /* Channel names from CHANNEL records, whole ("" while unnamed: can<N>). */
+    const char *const *ifname;
     /* csv-wide: the channels that get a column (from the first pass), in channel order. */
     const uint8_t *wide_cols;
     unsigned n_wide_cols;
@@ -42,6 +45,11 @@ struct export_ctx {
      * when the input can be read twice (their start time must not be later). */
     int have_min;
     uint64_t min_ts;
+    /* messages: the ISO-TP pairs and fast-packet PGNs the user named */
+    const struct sf_isotp_pair *isotp_pairs;
+    unsigned n_isotp_pairs;
+    const uint32_t *fast_pgns;
+    unsigned n_fast_pgns;
     uint64_t written;              /* records the writer took */
     uint64_t clamped;              /* records older than a format's start time, put at it */
     void *priv;                    /* the writer's state */
@@ -66,14 +74,23 @@ struct export_writer {
 extern const struct export_writer export_candump, export_asc, export_blf, export_csv,
     export_csv_wide, export_raw;
 extern const struct export_writer export_mf4;
+extern const struct export_writer export_messages;
 
 /* Helpers for the text formats. */
 extern const char export_hexu[16];
 char *export_put_hex(char *p, uint32_t v, int digits);
 char *export_put_dec(char *p, uint64_t v, int min_digits);
-/* "sec.usec" of a timestamp (relative to log_start with --relative; a '-' when older). */
+/* ns to the nearest microsecond (half up): the text formats' times (docs/EXPORT.md). */
+static inline uint64_t export_round_us(uint64_t ns)
+{
+    return ns / 1000u + (ns % 1000u >= 500u);
+}
+/* "sec.usec" of a timestamp, to the nearest microsecond (relative to log_start with
+ * --relative; a '-' when older). */
 char *export_put_time(const struct export_ctx *x, char *p, uint64_t ts);
-/* The interface name of a channel: its CHANNEL record's name, else "can<N>". */
+/* The interface name of a channel: its CHANNEL record's name, else "can<N>"; p has room
+ * for EXPORT_IFNAME_INLINE bytes. Returns NULL (nothing written) for a longer name, which
+ * the caller writes on its own. */
 char *export_put_ifname(const struct export_ctx *x, char *p, uint8_t ch);
 int export_write(struct export_ctx *x, const void *p, size_t n);
 /* The channel number for ASC and BLF, which count from 1: N + 1 for a channel named can<N>
@@ -84,6 +101,8 @@ unsigned export_vector_channel(const struct export_ctx *x, uint8_t ch);
 /* ---- export.c: one log through the filters into a writer ----------------------------- */
 
 #define EXPORT_MAX_CHANNEL_FILTERS 32
+#define EXPORT_MAX_PAIRS 32        /* --isotp-pair */
+#define EXPORT_MAX_PGNS 32         /* --fast-pgn */
 #define EXPORT_NO_MATCH 3          /* exit status: the filters selected nothing */
 
 /* A time bound: +DURATION from the log's start, or absolute ns. */
@@ -102,6 +121,10 @@ struct export_opts {
     int id_accept;                 /* some --id accepts (else everything not rejected) */
     struct export_tbound from, to;
     int relative, blf_level, mf4_level;
+    struct sf_isotp_pair pairs[EXPORT_MAX_PAIRS];
+    unsigned npairs;
+    uint32_t pgns[EXPORT_MAX_PGNS];
+    unsigned npgns;
 };
 
 /* Where the log's bytes come from: a host descriptor or a file on a volume. */

@@ -119,10 +119,10 @@ static char *put_ts(struct export_ctx *x, struct asc *a, char *p, uint64_t ts)
         x->clamped++;
         ts = a->start;
     }
-    ts -= a->start;
-    q = export_put_dec(q, ts / 1000000000u, 1);
+    ts = export_round_us(ts - a->start);     /* to the nearest microsecond */
+    q = export_put_dec(q, ts / 1000000u, 1);
     *q++ = '.';
-    q = export_put_dec(q, ts % 1000000000u / 1000u, 6);
+    q = export_put_dec(q, ts % 1000000u, 6);
     n = (size_t)(q - tmp);
     for (; n < 11; n++)
         *p++ = ' ';

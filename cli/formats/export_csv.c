@@ -9,14 +9,14 @@
  * only; error frames carry the error class as their id and the 8 error bytes as data.
  *
  * csv-wide: one column per channel for the non-CAN values, for spreadsheets and plotting:
- *   timestamp,temp,ch3
+ *   timestamp,temp,can3
  *   1700000000.123456,21.5,
  *   1700000000.223456,,0x0a0b
  * The columns are the channels that carry SAMPLE or LATENCY records (found by a first
- * pass over the log), headed by the channel's name or ch<N>. One row per record, its
- * value in its channel's column: a SAMPLE's bytes as text when they are printable ASCII
- * (a trailing line ending dropped, quoted as RFC 4180 says when needed), else 0x and
- * lower-case hex; a LATENCY record's latency in ns. CAN frames and text records are not
+ * pass over the log), headed by the channel's name (quoted as RFC 4180 says when needed)
+ * or can<N>. One row per record, its value in its channel's column: a SAMPLE's bytes as
+ * text when they are printable ASCII (a trailing line ending dropped, quoted as RFC 4180
+ * says when needed), else 0x and lower-case hex of every byte; a LATENCY record's latency in ns. CAN frames and text records are not
  * in this layout. */
 #include "export.h"
 
@@ -123,9 +123,16 @@ static int put_name(struct export_ctx *x, uint8_t ch)
 {
     const char *n = x->ifname[ch];
 
-    if (*n)
+    if (!*n)
+        return fprintf(x->out, ",can%u", (unsigned)ch) > 0 ? 0 : -1;
+    if (!strpbrk(n, ",\""))
         return fprintf(x->out, ",%s", n) > 0 ? 0 : -1;
-    return fprintf(x->out, ",ch%u", (unsigned)ch) > 0 ? 0 : -1;
+    if (fputs(",\"", x->out) == EOF)      /* RFC 4180 quoting; names are whole */
+        return -1;
+    for (; *n; n++)
+        if ((*n == '"' && fputc('"', x->out) == EOF) || fputc(*n, x->out) == EOF)
+            return -1;
+    return fputc('"', x->out) == EOF ? -1 : 0;
 }
 
 static int wide_begin(struct export_ctx *x)
@@ -163,11 +170,12 @@ static int put_commas(struct export_ctx *x, unsigned n)
     return export_write(x, w->commas, n);
 }
 
-/* A SAMPLE's bytes as a CSV cell. */
+/* A SAMPLE's bytes as a CSV cell: text when they are printable ASCII but for a trailing
+ * line ending (dropped), else every byte in hex, a trailing 0a or 0d0a included. */
 static int put_sample(struct export_ctx *x, const uint8_t *b, size_t n)
 {
     int quote = 0;
-    size_t i;
+    size_t i, all = n;
 
     if (n && b[n - 1] == '\n')
         n--;
@@ -191,7 +199,7 @@ static int put_sample(struct export_ctx *x, const uint8_t *b, size_t n)
     }
     if (export_write(x, "0x", 2))
         return -1;
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < all; i++) {
         char h[2] = { "0123456789abcdef"[b[i] >> 4], "0123456789abcdef"[b[i] & 0xF] };
         if (export_write(x, h, 2))
             return -1;

@@ -324,17 +324,27 @@ static uint64_t put_channels(struct export_ctx *x, struct mf4 *m, const struct g
     return mf4_put_block(x, m, b, "##CN", MF4_CN_LINKS, MF4_CN_DATA);
 }
 
-/* A channel's name for the SI comment: its CHANNEL record's name (XML-escaped), else
- * can<N>. Appended to md (n bytes so far); returns the new length. */
-static size_t put_channel_name(const struct export_ctx *x, char *md, size_t n, unsigned ch)
+/* A channel's name for the SI comment, whole: its CHANNEL record's name (valid UTF-8
+ * without control characters, docs/FORMAT.md: only XML's special characters need
+ * escaping), else can<N>. Appended to md (n bytes so far, room for cap); returns the new
+ * length. */
+static size_t put_channel_name(const struct export_ctx *x, char *md, size_t n, size_t cap,
+                               unsigned ch)
 {
+    const char *s = x->ifname[ch];
     char line[16];
 
-    if (x->ifname[ch][0])
-        return mf4_xml_append(md, n, MD_MAX, (const uint8_t *)x->ifname[ch],
-                              strlen(x->ifname[ch]));
-    snprintf(line, sizeof line, "can%u", ch);
-    return mf4_str_append(md, n, MD_MAX, line);
+    if (!*s) {
+        snprintf(line, sizeof line, "can%u", ch);
+        return mf4_str_append(md, n, cap, line);
+    }
+    for (; *s; s++) {
+        char one[2] = { *s, 0 };
+        const char *rep = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" :
+                          *s == '"' ? "&quot;" : one;
+        n = mf4_str_append(md, n, cap, rep);
+    }
+    return n;
 }
 
 /* The SI block shared by the groups: bus CAN, its comment naming the bus channels. */
@@ -342,30 +352,38 @@ static uint64_t put_source(struct export_ctx *x, struct mf4 *m)
 {
     uint8_t b[MF4_HDR_SIZE + 8u * MF4_SI_LINKS + MF4_SI_DATA];
     uint8_t *l = b + MF4_HDR_SIZE, *d = l + 8u * MF4_SI_LINKS;
-    char *md = (char *)m->blk, line[96];
-    size_t n = 0;
+    char *md, line[96];
+    size_t n = 0, cap = 256;
     uint64_t name, path, comment;
 
-    n = mf4_str_append(md, n, MD_MAX, "<SIcomment><TX>CAN bus channels:");
+    /* names are whole (up to B - 96 bytes each), so the comment is sized for them */
+    for (unsigned ch = 0; ch < 256; ch++)
+        if (m->chan_used[ch])
+            cap += 2 * (64 + 6 * strlen(x->ifname[ch]));
+    md = malloc(cap);
+    if (!md)
+        return 0;
+    n = mf4_str_append(md, n, cap, "<SIcomment><TX>CAN bus channels:");
     for (unsigned ch = 0; ch < 256; ch++) {
         if (!m->chan_used[ch])
             continue;
         snprintf(line, sizeof line, " %u = ", bus_channel(x, (uint8_t)ch));
-        n = mf4_str_append(md, n, MD_MAX, line);
-        n = put_channel_name(x, md, n, ch);
-        n = mf4_str_append(md, n, MD_MAX, ";");
+        n = mf4_str_append(md, n, cap, line);
+        n = put_channel_name(x, md, n, cap, ch);
+        n = mf4_str_append(md, n, cap, ";");
     }
-    n = mf4_str_append(md, n, MD_MAX, "</TX><common_properties>");
+    n = mf4_str_append(md, n, cap, "</TX><common_properties>");
     for (unsigned ch = 0; ch < 256; ch++) {
         if (!m->chan_used[ch])
             continue;
         snprintf(line, sizeof line, "<e name=\"BusChannel %u\">", bus_channel(x, (uint8_t)ch));
-        n = mf4_str_append(md, n, MD_MAX, line);
-        n = put_channel_name(x, md, n, ch);
-        n = mf4_str_append(md, n, MD_MAX, "</e>");
+        n = mf4_str_append(md, n, cap, line);
+        n = put_channel_name(x, md, n, cap, ch);
+        n = mf4_str_append(md, n, cap, "</e>");
     }
-    n = mf4_str_append(md, n, MD_MAX, "</common_properties></SIcomment>");
+    n = mf4_str_append(md, n, cap, "</common_properties></SIcomment>");
     comment = mf4_put_text(x, m, "##MD", md, n);
+    free(md);
     name = mf4_put_tx(x, m, "CAN");
     path = mf4_put_tx(x, m, "CAN");
     memset(b, 0, sizeof b);

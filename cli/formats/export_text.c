@@ -39,9 +39,12 @@ char *export_put_time(const struct export_ctx *x, char *p, uint64_t ts)
             ts -= x->log_start;
         }
     }
-    p = export_put_dec(p, ts / 1000000000u, x->relative ? 1 : 10);
+    /* to the nearest microsecond (docs/EXPORT.md, Timestamps): a time imported from float
+     * seconds (python-can's MF4) is a few tens of ns off its microsecond either way */
+    ts = export_round_us(ts);
+    p = export_put_dec(p, ts / 1000000u, x->relative ? 1 : 10);
     *p++ = '.';
-    return export_put_dec(p, ts % 1000000000u / 1000u, 6);
+    return export_put_dec(p, ts % 1000000u, 6);
 }
 
 char *export_put_ifname(const struct export_ctx *x, char *p, uint8_t ch)
@@ -50,6 +53,8 @@ char *export_put_ifname(const struct export_ctx *x, char *p, uint8_t ch)
 
     if (*ifn) {
         size_t n = strlen(ifn);
+        if (n > EXPORT_IFNAME_INLINE)
+            return NULL;
         memcpy(p, ifn, n);
         return p + n;
     }

@@ -78,8 +78,8 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
         if (p == end || hexval(*p) < 0 || *p > '9')
             return -1;
         while (p < end && *p >= '0' && *p <= '9') {
-            if (sec > UINT64_MAX / 10 / NS) {
-                f->why = "timestamp out of range (after 2554-07-21)";
+            if (sec > (uint64_t)INT64_MAX / 10 / NS) {
+                f->why = "timestamp out of range (at or after 2^63 ns, 2262-04-11)";
                 return -1;
             }
             sec = sec * 10 + (uint64_t)(*p++ - '0');
@@ -101,8 +101,10 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
             frac *= 10;
             digits++;
         }
-        if (sec > (UINT64_MAX - frac) / NS) {
-            f->why = "timestamp out of range (after 2554-07-21)";
+        /* docs/FORMAT.md: timestamps are below 2^63 ns, so that every reader (Python's
+         * signed 64-bit nanoseconds too) takes them as they are */
+        if (sec > ((uint64_t)INT64_MAX - frac) / NS) {
+            f->why = "timestamp out of range (at or after 2^63 ns, 2262-04-11)";
             return -1;
         }
         f->ts = sec * NS + frac;
@@ -128,6 +130,13 @@ int src_parse_candump(const char *line, size_t n, struct src_can_frame *f, const
     if (!hash || src_parse_hex32(tok, (size_t)(hash - tok), &raw))
         return -1;
     if (hash - tok > 3) {
+        /* candump -L writes an extended id as its 29 bits (with CAN_ERR_FLAG for an error
+         * frame) and a remote frame as #R: the EFF and RTR flag bits (31, 30) of a canid_t
+         * are never in the text, and a line with them is refused, not guessed at */
+        if (raw & ~(CAN_EFF_MASK | CAN_ERR_FLAG)) {
+            f->why = "id with bit 30 or 31 set (candump -L writes a remote frame as #R)";
+            return -1;
+        }
         f->id = raw & CAN_EFF_MASK;
         /* docs/FORMAT.md: an error class above 0x7FF carries EFF like any such id */
         if (!(raw & CAN_ERR_FLAG) || f->id > CAN_SFF_MASK)

@@ -215,6 +215,11 @@ static void *import_main(void *arg)
             break;
         }
         s->lineno++;                            /* here: the frame's number */
+        if (fr.f.ts > (uint64_t)INT64_MAX) {    /* docs/FORMAT.md: below 2^63 ns */
+            src_bad_input(s, "frame", s->lineno, "timestamp out of range (at or after 2^63 ns, "
+                          "2262-04-11)");
+            continue;
+        }
         if (!src_in_order(s, i, fr.f.ts)) {
             src_bad_input(s, "frame", s->lineno, "timestamp earlier than the previous frame's "
                           "on the same channel");

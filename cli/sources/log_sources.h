@@ -10,7 +10,8 @@
  *   file:PATH                       a candump -L, ASC or BLF log (by content; import.h)
  *                                   replayed at its recorded speed (--fast: at once); records
  *                                   keep their original timestamps, channels and flags
- *   can:IFACE[,IFACE...]            SocketCAN raw sockets, CAN FD on, SO_TIMESTAMPNS
+ *   can:IFACE[,IFACE...]            SocketCAN raw sockets, CAN FD on, SO_TIMESTAMPNS,
+ *                                   SO_RXQ_OVFL (kernel drops become DROP records)
  *   canpair:FD[,FD...]              (hidden, for tests) the same reading loop on an inherited
  *                                   descriptor delivering struct can_frame / canfd_frame
  *                                   datagrams, e.g. one end of socketpair(AF_UNIX, SOCK_SEQPACKET)
@@ -59,6 +60,14 @@ struct src_opts {
     struct src_rule rules[SRC_MAX_RULES];
     unsigned nrules;
     uint32_t max_body;          /* largest record body the log takes (block size - 64) */
+    /* can: the sockets' receive buffer in bytes as the kernel counts it (about 800 per
+     * classic frame on Linux 6.1); 0: the kernel's default. --can-rcvbuf, or sized from
+     * the ring by cmd_log. */
+    uint64_t can_rcvbuf;
+    int can_rcvbuf_given;       /* --can-rcvbuf: a cap by the kernel is a warning */
+    /* can: the error classes to log (CAN_RAW_ERR_FILTER); --can-errors */
+    uint32_t can_err_mask;
+    int can_err_given;          /* 0: every class (CAN_ERR_MASK) */
 };
 
 /* What the sources did; read after src_join for exact numbers. */
@@ -70,6 +79,8 @@ struct src_stats {
     uint64_t waits;             /* times a non-real-time source waited for ring space */
     uint64_t latency_samples, latency_max_ns;
     uint64_t rules_fired;
+    uint64_t kernel_dropped;    /* can: frames the kernel dropped before the logger read
+                                 * them (SO_RXQ_OVFL), each run in a DROP record */
 };
 
 struct log_source;

@@ -115,28 +115,44 @@ void src_bad_input(struct log_source *s, const char *what, uint64_t n, const cha
 
 ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags)
 {
+    uint32_t drops;
+    int have;
+
+    return src_recv_meta(fd, buf, cap, ts, msg_flags, &drops, &have);
+}
+
+ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags,
+                      uint32_t *drops, int *have_drops)
+{
     union {
         struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2];
+        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2 + CMSG_SPACE(sizeof(uint32_t))];
     } ctl;
     struct pollfd pf = { fd, POLLIN, 0 };
     struct iovec iov = { buf, cap };
     struct msghdr mh;
     struct cmsghdr *cm;
     ssize_t r;
-    int pr = poll(&pf, 1, POLL_MS);
 
     *ts = 0;
-    if (pr == 0 || (pr < 0 && errno == EINTR)) {
-        errno = EAGAIN;
-        return -1;
-    }
+    *have_drops = 0;
     memset(&mh, 0, sizeof mh);
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
     mh.msg_control = ctl.buf;
     mh.msg_controllen = sizeof ctl.buf;
+    /* read first, poll only when nothing is there: one system call a datagram while data
+     * keeps coming (a busy bus), not two */
     r = recvmsg(fd, &mh, MSG_DONTWAIT);
+    if (r < 0 && errno == EAGAIN) {
+        int pr = poll(&pf, 1, POLL_MS);
+        if (pr == 0 || (pr < 0 && errno == EINTR)) {
+            errno = EAGAIN;
+            return -1;
+        }
+        mh.msg_controllen = sizeof ctl.buf;
+        r = recvmsg(fd, &mh, MSG_DONTWAIT);
+    }
     if (r < 0)
         return -1;
     for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
@@ -144,6 +160,10 @@ ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_f
             struct timespec t;
             memcpy(&t, CMSG_DATA(cm), sizeof t);
             *ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
+        } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+                   cm->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+            memcpy(drops, CMSG_DATA(cm), sizeof *drops);
+            *have_drops = 1;
         }
     }
     *msg_flags = mh.msg_flags;

@@ -1,13 +1,26 @@
-/* can:IFACE[,IFACE...]: SocketCAN raw sockets, CAN FD on, SO_TIMESTAMPNS; one producer per
- * interface. canpair:FD[,FD...] (hidden, for tests): the same reading loop on inherited
- * descriptors delivering struct can_frame / canfd_frame datagrams, e.g. one end of
- * socketpair(AF_UNIX, SOCK_SEQPACKET). */
+/* can:IFACE[,IFACE...]: SocketCAN raw sockets, CAN FD on, one producer per interface.
+ * canpair:FD[,FD...] (hidden, for tests): the same reading loop on inherited descriptors
+ * delivering struct can_frame / canfd_frame datagrams, e.g. one end of
+ * socketpair(AF_UNIX, SOCK_SEQPACKET).
+ *
+ * What the kernel tells us besides the frames (docs/LOG.md "Live CAN interfaces"):
+ *  - times: SO_TIMESTAMPNS, the skb's receive time, so a reader that falls behind keeps
+ *    the frames' spacing;
+ *  - drops: SO_RXQ_OVFL, the socket's count of frames its full receive queue refused
+ *    (cumulative, in every datagram queued after the first drop); each increase becomes a
+ *    DROP record with SF_DROP_SOURCE on the interface's channel, between the times of the
+ *    frames around the loss; the count at the end from SO_MEMINFO. The receive buffer is
+ *    sized (SO_RCVBUFFORCE as root) so that this stays rare;
+ *  - an interface going down: ENETDOWN from recvmsg; an ANNOTATION record on its
+ *    channel, and another when it is up again (the socket stays bound; frames resume). */
 #include "source_int.h"
 #include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +34,12 @@
 #endif
 #ifndef SOL_CAN_RAW
 #define SOL_CAN_RAW (SOL_CAN_BASE + CAN_RAW)
+#endif
+#ifndef SO_RXQ_OVFL
+#define SO_RXQ_OVFL 40
+#endif
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
 #endif
 
 static int can_match(const char *spec)
@@ -119,8 +138,72 @@ int src_can_decode(const void *buf, size_t len, struct src_can_frame *f)
     return 0;
 }
 
+/* The kernel's drop counter of one socket, turned into DROP records. */
+struct kdrops {
+    uint32_t seen;                  /* the counter's value already recorded */
+    uint64_t last_ts;               /* time of the last frame read (or of the start) */
+};
+
+/* The socket's counter says `now`: record what is new as lost between the last frame
+ * read and `ts`. */
+static void note_kernel_drops(struct producer *p, struct kdrops *k, uint32_t now, uint64_t ts)
+{
+    struct log_source *s = p->s;
+    uint32_t n = now - k->seen;     /* modulo 2^32, as the kernel counts */
+    uint8_t body[24];
+
+    if (!n)
+        return;
+    k->seen = now;
+    put_le64(body, n);
+    put_le64(body + 8, k->last_ts);
+    put_le64(body + 16, ts);
+    atomic_fetch_add_explicit(&s->kdropped, n, memory_order_relaxed);
+    /* A full ring refuses this record too: then the ring's own DROP record counts it as
+     * one record, and the kernel's count stays in the statistics (exit status 3). */
+    sf_log_append(s->lg, SF_REC_DROP, (uint8_t)p->ch, SF_DROP_SOURCE, k->last_ts, body,
+                  sizeof body);
+}
+
+/* The count at the end: SO_MEMINFO's drops are the same counter SO_RXQ_OVFL reports. */
+static void final_kernel_drops(struct producer *p, struct kdrops *k)
+{
+    uint32_t mi[SK_MEMINFO_VARS];
+    socklen_t len = sizeof mi;
+
+    if (getsockopt(p->fd, SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
+        len > SK_MEMINFO_DROPS * sizeof mi[0])
+        note_kernel_drops(p, k, mi[SK_MEMINFO_DROPS], now_ns(CLOCK_REALTIME));
+}
+
+static void annotate(struct producer *p, uint64_t ts, const char *what)
+{
+    struct log_source *s = p->s;
+    char text[IFNAMSIZ + 64];
+    int n = snprintf(text, sizeof text, "%s: %s", s->names[p->ch], what);
+
+    sf_log_append(s->lg, SF_REC_ANNOTATION, (uint8_t)p->ch, SF_ANNOT_CHANNEL, ts, text,
+                  (uint16_t)n);
+}
+
+/* Is the interface of a can: producer up? 1, 0, or -1 when unknown (canpair:). */
+static int iface_up(struct producer *p)
+{
+    struct ifreq ifr;
+
+    if (p->s->ops != &src_can_ops)
+        return -1;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", p->s->names[p->ch]);
+    if (ioctl(p->fd, SIOCGIFFLAGS, &ifr) < 0)
+        return -1;
+    return (ifr.ifr_flags & IFF_UP) != 0;
+}
+
 /* The reading loop of can: and canpair: (and anything else delivering SocketCAN frames as
- * datagrams). Ends at end of file (the peer closed), an error, the budget, or stop. */
+ * datagrams). Ends at end of file (the peer closed), an error, the budget, or stop; on a
+ * stop it first reads what the kernel received before it (frames timed up to the moment
+ * the stop was seen), so `kill -INT` after the last frame of a burst loses none of it. */
 static void *can_main(void *arg)
 {
     struct producer *p = arg;
@@ -129,16 +212,42 @@ static void *can_main(void *arg)
         struct canfd_frame fd;
         uint8_t bytes[CANFD_MTU + 16];
     } u;
-    int done = 0;
+    struct kdrops k = { 0, now_ns(CLOCK_REALTIME) };
+    int done = 0, down = 0, draining = 0;
+    uint64_t stop_ts = 0;
 
-    while (!stopping(s)) {
+    for (;;) {
         struct src_can_frame f;
         uint64_t ts;
-        int mflags;
-        ssize_t r = src_recv_stamped(p->fd, u.bytes, sizeof u.bytes, &ts, &mflags);
+        uint32_t drops;
+        int mflags, have_drops;
+        ssize_t r;
+
+        if (!draining && stopping(s)) {
+            if (atomic_load_explicit(&s->limit_hit, memory_order_relaxed))
+                break;
+            draining = 1;
+            stop_ts = now_ns(CLOCK_REALTIME);
+        }
+        r = src_recv_meta(p->fd, u.bytes, sizeof u.bytes, &ts, &mflags, &drops, &have_drops);
         if (r < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (draining && (errno == EAGAIN || errno == ENETDOWN))
+                break;
+            if (errno == EINTR || errno == EAGAIN) {
+                if (down && iface_up(p) == 1) {
+                    down = 0;
+                    annotate(p, now_ns(CLOCK_REALTIME), "interface up again");
+                }
                 continue;
+            }
+            if (errno == ENETDOWN) {
+                /* the driver stopped (ip link set IFACE down): the socket stays bound
+                 * and reads again when the interface is back */
+                if (!down)
+                    annotate(p, now_ns(CLOCK_REALTIME), "interface down");
+                down = 1;
+                continue;
+            }
             src_set_error(s, "%s: receive: %s", s->names[p->ch], strerror(errno));
             break;
         }
@@ -146,20 +255,53 @@ static void *can_main(void *arg)
             done = 1;
             break;
         }
+        if (!ts)
+            ts = now_ns(CLOCK_REALTIME);
+        if (draining && ts > stop_ts)
+            break;
+        if (down) {
+            down = 0;
+            annotate(p, ts, "interface up again");
+        }
+        if (have_drops)
+            note_kernel_drops(p, &k, drops, ts);
+        k.last_ts = ts;
         if ((mflags & MSG_TRUNC) || src_can_decode(u.bytes, (size_t)r, &f)) {
             atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
             continue;
         }
-        f.ts = ts ? ts : now_ns(CLOCK_REALTIME);
+        f.ts = ts;
         if (src_emit_can(p, &f) < 0) {
             done = 1;
             break;
         }
     }
+    final_kernel_drops(p, &k);
     src_flush_counters(p);
     if (done)
         atomic_fetch_add(&s->finished, 1);
     return NULL;
+}
+
+/* The receive buffer (struct src_opts can_rcvbuf): as root SO_RCVBUFFORCE passes
+ * net.core.rmem_max; otherwise SO_RCVBUF, which the kernel caps there. The kernel doubles
+ * what it is given (its bookkeeping), so half is asked for. */
+static void size_rcvbuf(struct log_source *s, int fd, const char *name)
+{
+    uint64_t want = s->o.can_rcvbuf;
+    int half, got = 0;
+    socklen_t len = sizeof got;
+
+    if (!want)
+        return;
+    half = want / 2 > INT32_MAX ? INT32_MAX : (int)(want / 2);
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &half, sizeof half) < 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &half, sizeof half);
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) == 0 && (uint64_t)got + 4096 < want &&
+        s->o.can_rcvbuf_given)
+        cli_err("can:%s: warning: receive buffer %d bytes, not %llu: the kernel caps it at "
+                "net.core.rmem_max without root (CAP_NET_ADMIN)", name, got,
+                (unsigned long long)want);
 }
 
 static int open_can(struct log_source *s, struct producer *p)
@@ -184,10 +326,15 @@ static int open_can(struct log_source *s, struct producer *p)
     }
     /* CAN FD frames too; a classic-only interface refuses this, which is fine */
     setsockopt(fd, SOL_CAN_RAW, CAN_RAW_FD_FRAMES, &on, sizeof on);
-    setsockopt(fd, SOL_CAN_RAW, CAN_RAW_ERR_FILTER, &(can_err_mask_t){ CAN_ERR_MASK },
+    setsockopt(fd, SOL_CAN_RAW, CAN_RAW_ERR_FILTER,
+               &(can_err_mask_t){ s->o.can_err_given ? s->o.can_err_mask : CAN_ERR_MASK },
                sizeof(can_err_mask_t));
     if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0)
         cli_err("can:%s: note: no kernel timestamps (%s)", name, strerror(errno));
+    if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on) < 0)
+        cli_err("can:%s: note: the kernel will not count dropped frames (%s)", name,
+                strerror(errno));
+    size_rcvbuf(s, fd, name);
     memset(&addr, 0, sizeof addr);
     addr.can_family = AF_CAN;
     addr.can_ifindex = (int)idx;

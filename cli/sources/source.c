@@ -191,6 +191,7 @@ void src_get_stats(const struct log_source *cs, struct src_stats *st)
     st->latency_samples = atomic_load(&s->lat_n);
     st->latency_max_ns = atomic_load(&s->lat_max);
     st->rules_fired = atomic_load(&s->rules_fired);
+    st->kernel_dropped = atomic_load(&s->kdropped);
 }
 
 const char *src_error(const struct log_source *cs)

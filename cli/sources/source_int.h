@@ -97,7 +97,7 @@ struct log_source {
     atomic_int stop;
     atomic_uint finished;
     atomic_int limit_hit;
-    _Atomic uint64_t offered, offered_bytes, dropped, bad, waits;
+    _Atomic uint64_t offered, offered_bytes, dropped, bad, waits, kdropped;
     _Atomic uint64_t lat_n, lat_max, rules_fired;
     _Atomic uint64_t budget_rec, budget_bytes;   /* taken so far, when limits are set */
     _Atomic uint64_t ring_free;                  /* published by the writer */
@@ -195,6 +195,11 @@ void src_bad_input(struct log_source *s, const char *what, uint64_t n, const cha
  * was nothing within POLL_MS (poll again after checking for a stop). *msg_flags gets
  * recvmsg's flags (MSG_TRUNC). */
 ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags);
+/* The same, also giving the socket's drop counter when the kernel sent one (SO_RXQ_OVFL:
+ * the datagrams dropped on this socket since it was opened, modulo 2^32): *have_drops 1
+ * and *drops set, else *have_drops 0. */
+ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags,
+                      uint32_t *drops, int *have_drops);
 /* The last step of opening a socket source: bind, naming the socket `what` in the error;
  * from then on the producer owns fd. */
 int src_bind_source(struct producer *p, int fd, const void *addr, socklen_t len,

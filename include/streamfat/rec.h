@@ -46,6 +46,16 @@ enum sf_rec_type {
 #define SF_CAN_BRS 0x10u   /* CAN FD bit rate switch */
 #define SF_CAN_ESI 0x20u   /* CAN FD error state indicator */
 #define SF_CAN_BODY 8u     /* CAN body bytes before the data */
+#define SF_LATENCY_BODY 16u /* LATENCY body: i64 latency_ns, u64 period_ns */
+#define SF_DROP_BODY 24u   /* DROP body: u64 count, first_ts, last_ts */
+
+/* DROP record flags (docs/FORMAT.md) */
+#define SF_DROP_SOURCE 0x01u   /* lost before the ring, by the source (a SocketCAN socket's
+                                  receive queue): `channel` names the interface, and the
+                                  lost records fell between first_ts and last_ts */
+/* ANNOTATION record flags */
+#define SF_ANNOT_CHANNEL 0x01u /* about the record's `channel` (an interface that went down
+                                  or came back), not the whole log */
 
 enum sf_clock_kind { SF_CLOCK_REALTIME = 0, SF_CLOCK_MONOTONIC = 1, SF_CLOCK_HARDWARE = 2 };
 
@@ -88,7 +98,32 @@ struct sf_file_header {
     uint32_t clock;        /* enum sf_clock_kind */
     uint32_t file_index;
     uint64_t session_id;
+    /* Payload offset 24 (docs/FORMAT.md, Versioning): bits 0-31 compatible features (a
+     * reader that does not know one reads the file as usual), bits 32-63 required features
+     * (a reader that does not know one refuses the file). None is defined yet. */
+    uint64_t features;
 };
+
+/* The required feature bits this reader knows (none yet). */
+#define SF_FEATURES_REQUIRED      0xFFFFFFFF00000000ull
+#define SF_FEATURES_REQUIRED_KNOWN 0ull
+
+/* CAN record flag bits (docs/FORMAT.md, Record types): 0-5 the SF_CAN_* bits; 6-15
+ * informational (a reader keeps the frame and ignores a bit it does not know; bit 6 is
+ * reserved for "the logger sent this frame"); 16-31 change the frame's meaning (a reader
+ * that does not know a set bit skips the record as bad-can). */
+#define SF_CAN_FLAGS_INFO    0x0000FFC0u
+#define SF_CAN_FLAGS_MEANING 0xFFFF0000u
+
+/* Whether a CHANNEL record's body names its channel (docs/FORMAT.md, Channel names): 1 to
+ * n bytes of valid UTF-8 without spaces or control characters (bytes 0x00-0x20, 0x7F). */
+int sf_rec_name_ok(const uint8_t *p, uint32_t n);
+
+/* Whether a record type is one of docs/FORMAT.md's (readers skip the others). */
+int sf_rec_type_known(uint8_t type);
+
+/* The lowest required feature bit of `features` that this reader does not know, or -1. */
+int sf_file_features_refused(uint64_t features);
 
 /* CRC-32C (Castagnoli), continuing from crc (start with 0). */
 uint32_t sf_crc32c(uint32_t crc, const void *p, size_t n);

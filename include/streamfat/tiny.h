@@ -97,11 +97,18 @@ struct sf_tiny_log_cfg {
                                     FAT limit, 4 GiB - 1 rounded down to blocks) */
     uint32_t checkpoint_bytes;   /* checkpoint after this many bytes (0: off) */
     uint64_t checkpoint_ns;      /* and this long after the last one (0: 1 s; needs clock) */
-    sf_tiny_clock_fn clock;      /* file start times, time-based checkpoints (NULL: none) */
+    sf_tiny_clock_fn clock;      /* time-based checkpoints, and file start times when it is
+                                    the realtime clock (NULL: none) */
     void *clock_ctx;
-    uint32_t clock_kind;         /* enum sf_clock_kind, stored in file headers */
+    uint32_t clock_kind;         /* enum sf_clock_kind, stored in file headers; unless it is
+                                    SF_CLOCK_REALTIME the headers' start time is 0, "no wall
+                                    clock" (docs/FORMAT.md) */
     uint64_t session_id;         /* random, from the caller; file ids derive from it */
-    const char *const *channel_names;   /* channels 0 .. channel_count - 1 (NULL: unnamed) */
+    /* The channels records may use: 0 .. channel_count - 1 (at most 256), each named in
+     * every file (docs/FORMAT.md, Channel names): channel_names[i], or can<i> when
+     * channel_names or its entry is NULL. A name is UTF-8 without spaces or control
+     * characters. Appends on another channel are refused (SF_EINVAL). */
+    const char *const *channel_names;
     uint32_t channel_count;
     const char *const *meta;     /* "key=value" strings for every file header */
     uint32_t meta_count;
@@ -148,11 +155,13 @@ struct sf_tiny_log {
 };
 
 int sf_tiny_log_open(struct sf_tiny_log *lg, const struct sf_tiny_log_cfg *cfg);
-/* Append a CAN frame (rules of docs/FORMAT.md; SF_EINVAL when broken): 0, or SF_EDROPPED
- * when the ring is full (counted). One producer only. */
+/* Append a CAN frame (rules of docs/FORMAT.md; SF_EINVAL when broken or on a channel not
+ * below channel_count): 0, or SF_EDROPPED when the ring is full (counted). One producer
+ * only. */
 int sf_tiny_log_append_can(struct sf_tiny_log *lg, uint8_t channel, uint64_t ts, uint32_t id,
                            uint32_t flags, const uint8_t *data, uint8_t len);
-/* Append any record (not DROP: the logger's own). SF_EINVAL when larger than a block. */
+/* Append any record (not DROP: the logger's own). SF_EINVAL when larger than a block, or
+ * a CAN, SAMPLE, TEXT or LATENCY record on a channel not below channel_count. */
 int sf_tiny_log_append(struct sf_tiny_log *lg, uint8_t type, uint8_t channel, uint32_t flags,
                        uint64_t ts, const void *body, uint16_t len);
 /* One step of the writer: > 0 did something, 0 idle, < 0 the writer's (first) error: then

@@ -35,9 +35,10 @@ def first_ts_of(recs):
 
 
 def sfl(blocks_of_records, B=512, clock=0, start_ts=1_700_000_000_000_000_000, file_id=0x1234,
-        header_records=(), file_index=1, session_id=77):
+        header_records=(), file_index=1, session_id=77, features=0):
     """A log: block 0 with header_records, then one record block per list of records."""
-    hp = struct.pack("<QIIQQ", start_ts, clock, file_index, session_id, 0) + b"".join(header_records)
+    hp = struct.pack("<QIIQQ", start_ts, clock, file_index, session_id, features) + \
+        b"".join(header_records)
     out = [block(1, file_id, 0, start_ts, hp, len(header_records), B)]
     for i, recs in enumerate(blocks_of_records, 1):
         out.append(block(2, file_id, i, first_ts_of(recs), b"".join(recs), len(recs), B))

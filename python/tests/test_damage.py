@@ -103,7 +103,8 @@ def test_raise_names_block_and_offset(two_logs, tmp_path):
 def test_not_a_log(tmp_path):
     p = tmp_path / "X.SFL"
     p.write_bytes(random.Random(3).randbytes(5000))
-    with pytest.raises(streamfat.FormatError, match="not a log"):
+    with pytest.raises(streamfat.FormatError, match="not a streamfat log") as e:
         streamfat.read_arrow(p)
+    assert e.value.kind == "not a log"                  # the reader table's word
     t = streamfat.read_arrow(p, errors="skip")
     assert t.num_rows == 0 and streamfat.damage_summary(t)["damage"] == {"not a log": 1}

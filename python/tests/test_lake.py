@@ -206,11 +206,13 @@ GEN_DBC = "".join(
     f" SG_ G{k}d : 40|24@1+ (1,0) [0|0] \"\" ECU\n\n" for k in range(16))
 
 
-def gen_image(path, seconds):
-    """An image with one log of gen:can frames (2 M a second: 0x100..0x10F, 8 bytes)."""
+def gen_image(path, frames):
+    """An image with one log of exactly `frames` gen:can frames (2 M a second: 0x100..0x10F,
+    8 bytes). A count, not a duration: on a loaded machine the sanitized generator falls
+    behind its rate, and a duration then gave too few frames for the test's bounds."""
     sf("log", "--mkfs", "exfat", "--size", "512M", "--source",
-       "gen:can,rate=1000000,channels=2", "--duration", seconds, "--split-size", "512M",
-       "-q", path, timeout=600)
+       "gen:can,rate=1000000,channels=2", "--max-records", str(frames), "--split-size",
+       "512M", "-q", path, timeout=600)
     return path
 
 
@@ -218,7 +220,7 @@ def test_streams_in_batches(tmp_path, sfbin, monkeypatch):
     """A file's frames reach the DBC decoder and the Parquet writers in batches (never
     the whole file at once), row groups are cut at ROW_GROUP rows, and the lake holds
     exactly read_arrow's rows."""
-    img = gen_image(tmp_path / "g.img", "0.4")
+    img = gen_image(tmp_path / "g.img", 800_000)
     want = streamfat.read_arrow(img)
     (tmp_path / "g.dbc").write_text('VERSION ""\n\nBU_: ECU\n\n' + GEN_DBC)
     sizes = []
@@ -266,10 +268,10 @@ def test_peak_rss_flat_in_frames(tmp_path, sfbin):
     MiB (the whole-file lake grew by about 150 MiB per million frames)."""
     dbcp = tmp_path / "g.dbc"
     dbcp.write_text('VERSION ""\n\nBU_: ECU\n\n' + GEN_DBC)
-    small = gen_image(tmp_path / "s.img", "0.5")
+    small = gen_image(tmp_path / "s.img", 1_000_000)
     rss1 = _lake_rss(small, dbcp, tmp_path / "L1")
     small.unlink()
-    big = gen_image(tmp_path / "b.img", "2")
+    big = gen_image(tmp_path / "b.img", 4_000_000)
     rss4 = _lake_rss(big, dbcp, tmp_path / "L4")
     (n1,), = duck(tmp_path / "L1", "SELECT count(*) FROM lake")
     (n4,), = duck(tmp_path / "L4", "SELECT count(*) FROM lake")

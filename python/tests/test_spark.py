@@ -6,6 +6,7 @@ PERMISSIVE skips and counts damage, FAILFAST fails. One Spark session for the mo
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow.dataset as ds
@@ -161,3 +162,89 @@ def test_signal_types_match_the_lake(spark, logs, tmp_path):
                 x == y or (x != x and y != y) for x, y in zip(a.to_pylist(), b.to_pylist()))
             checked += 1
     assert checked >= 15
+
+
+# ---- sources that are not logs (issue 26, item 19) ----------------------------------------
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "random", "random_sfl", "odd_size",
+                                  "empty"])
+def test_spark_bad_source(spark, tmp_path, kind):
+    """load() of test_sources.py's table: the error carries the readers' one line (a
+    directory is a source: every .SFL below it; an empty file is a log never written)."""
+    from test_sources import expected, make_input
+    path = make_input(tmp_path, kind)
+    want = expected("read_arrow", kind)
+    df = spark.read.format("streamfat").option("mode", "FAILFAST")
+    if want is None:
+        assert df.load(str(path)).count() == 0
+        return
+    with pytest.raises(Exception) as e:
+        df.load(str(path)).count()
+    import re
+    first = next((ln for ln in str(e.value).splitlines() if f"{path}: " in ln), "")
+    assert re.search(re.escape(f"{path}: ") + want.rstrip("$"), first), str(e.value)[-2000:]
+
+
+# ---- the workers' Python (issue 26, item 17) ----------------------------------------------
+
+def _spark_script(tmp_path, body, env_python=None):
+    """Run body in a fresh Python (a new Spark driver: one SparkContext per process) with
+    PYSPARK_PYTHON unset, PATH's python3 one without streamfat; (exit status, stderr)."""
+    import subprocess
+    import textwrap
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    bare = getattr(sys, "_base_executable", None) or "/usr/bin/python3"
+    (bindir / "python3").symlink_to(bare)         # the system's Python: no streamfat
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")}
+    env["PATH"] = f"{bindir}:{env.get('PATH', '/usr/bin:/bin')}"
+    src = tmp_path / "job.py"
+    src.write_text(textwrap.dedent(body))
+    r = subprocess.run([sys.executable, str(src)], capture_output=True, text=True, env=env,
+                       timeout=600, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_register_detects_workers_without_streamfat(tmp_path):
+    rc, out, err = _spark_script(tmp_path, """
+        import subprocess, sys
+        assert subprocess.run(["python3", "-c", "import streamfat"],
+                              capture_output=True).returncode != 0
+        from pyspark.sql import SparkSession
+        s = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+             .getOrCreate())
+        import streamfat.spark
+        try:
+            streamfat.spark.register(s)
+        except streamfat.spark.SparkWorkerError as e:
+            print(e)
+            sys.exit(3)
+        sys.exit(0)
+        """)
+    assert rc == 3, err[-3000:]
+    line = out.strip()
+    assert len(line.splitlines()) == 1, out
+    assert "cannot import streamfat" in line and "PYSPARK_PYTHON is not set" in line
+    assert f"PYSPARK_PYTHON={sys.executable}" in line and "local_session()" in line
+
+
+def test_lake_md_spark_example(tmp_path, logs):
+    """docs/LAKE.md's Spark example as written (paths mapped: the DBC, the logs, the
+    output), in a fresh Python without PYSPARK_PYTHON whose PATH's python3 has no
+    streamfat: streamfat.spark.local_session() is all a newcomer needs."""
+    import re
+    _d, card = logs
+    text = (Path(__file__).resolve().parents[2] / "docs" / "LAKE.md").read_text()
+    block = re.search(r"\n\n((?:    .*\n|\n)+)", text.split("\n## Spark\n", 1)[1]).group(1)
+    code = "\n".join(ln[4:] for ln in block.splitlines()
+                     if ln.strip() and not ln.strip().startswith("pip install"))
+    assert "local_session()" in code, code
+    out = tmp_path / "lake"
+    code = (code.replace('"vehicle.dbc"', repr(str(DBC)))
+            .replace('"/data/logs/"', repr(str(card))).replace('"/data/lake"', repr(str(out))))
+    rc, _out, err = _spark_script(tmp_path, code)
+    assert rc == 0, err[-3000:]
+    decoded, _raw = dbc.split_frames(streamfat.read_arrow(card), dbc.load([DBC]))
+    got = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    assert got.num_rows == sum(t.num_rows for t in decoded.values())

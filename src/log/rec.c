@@ -27,7 +27,7 @@
 #define FH_CLOCK      8     /* u32 enum sf_clock_kind */
 #define FH_FILE_INDEX 12    /* u32 */
 #define FH_SESSION_ID 16    /* u64 */
-                            /* 24..31 reserved, zero */
+#define FH_FEATURES   24    /* u64: bits 0-31 compatible, 32-63 required (FORMAT.md) */
 
 #define CAN_FLAGS_ALL (SF_CAN_EFF | SF_CAN_RTR | SF_CAN_ERR | SF_CAN_FD | SF_CAN_BRS | SF_CAN_ESI)
 
@@ -58,7 +58,8 @@ void sf_rec_put(uint8_t *dst, uint8_t type, uint8_t channel, uint32_t flags, uin
         memset(dst + SF_REC_HDR + len, 0, padded - len);
 }
 
-/* The rules a CAN frame must follow, for writing and reading alike. */
+/* The rules a CAN frame must follow, for writing and reading alike (a reader first clears
+ * the informational bits 6-15, which it ignores: rec_read_flags). */
 static int can_valid(uint32_t id, uint32_t flags, uint32_t len)
 {
     if (flags & ~CAN_FLAGS_ALL)
@@ -73,6 +74,10 @@ static int can_valid(uint32_t id, uint32_t flags, uint32_t len)
     }
     /* One rule for every frame, error frames included: an id above 0x7FF needs EFF. */
     if ((flags & SF_CAN_EFF) ? id > 0x1FFFFFFFu : id > 0x7FFu)
+        return 0;
+    /* An error frame carries EFF exactly when its class is above 0x7FF: the text formats
+     * (candump's 8 digits) cannot tell EFF apart on a smaller class. */
+    if ((flags & SF_CAN_ERR) && (flags & SF_CAN_EFF) && id <= 0x7FFu)
         return 0;
     return 1;
 }
@@ -97,8 +102,16 @@ uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
     return rec_put_can_valid(dst, channel, ts, id, flags, data, len);
 }
 
+/* What a reader checks of a CAN record's flags: the informational bits 6-15 are ignored
+ * (docs/FORMAT.md: a later writer may set them, e.g. bit 6 for a frame the logger sent);
+ * any other unknown bit (16-31) changes the frame's meaning and makes it bad-can. */
+static uint32_t rec_read_flags(uint32_t flags)
+{
+    return flags & ~SF_CAN_FLAGS_INFO;
+}
+
 /* A body longer than the frame needs is accepted (room for fields a later writer may append
- * while keeping version 1); a shorter one is not. */
+ * while keeping version 1); a shorter one is not. The reserved bytes 5-7 are not read. */
 int sf_rec_get_can(const struct sf_rec *r, struct sf_can *out)
 {
     uint32_t id, len;
@@ -107,7 +120,7 @@ int sf_rec_get_can(const struct sf_rec *r, struct sf_can *out)
         return SF_ECORRUPT;
     id = ld_le32(r->body + CB_ID);
     len = r->body[CB_LEN];
-    if (r->length < SF_CAN_BODY + len || !can_valid(id, r->flags, len))
+    if (r->length < SF_CAN_BODY + len || !can_valid(id, rec_read_flags(r->flags), len))
         return SF_ECORRUPT;
     out->id = id;
     out->flags = r->flags;
@@ -219,9 +232,11 @@ size_t sf_rec_can_cols(const uint8_t *block, const struct sf_block_info *bi, uin
         id = ld_le32(body + CB_ID);
         len = body[CB_LEN];
         if (length < SF_CAN_BODY + len ||
-            (flags ? !can_valid(id, flags, len) : len > 8 || id > 0x7FFu))
+            (flags ? !can_valid(id, rec_read_flags(flags), len) : len > 8 || id > 0x7FFu))
             break;
         c->ts[n] = ld_le64(p + RH_TS);
+        if (c->ts[n] >> 63)
+            break;                     /* a time no reader takes (FORMAT.md): not a frame */
         c->channel[n] = p[RH_CHANNEL];
         c->id[n] = id;
         c->len[n] = (uint8_t)len;
@@ -249,7 +264,7 @@ void sf_file_header_put(uint8_t *payload32, const struct sf_file_header *h)
     st_le32(payload32 + FH_CLOCK, h->clock);
     st_le32(payload32 + FH_FILE_INDEX, h->file_index);
     st_le64(payload32 + FH_SESSION_ID, h->session_id);
-    memset(payload32 + 24, 0, SF_FILE_HDR - 24);
+    st_le64(payload32 + FH_FEATURES, h->features);
 }
 
 void sf_file_header_get(const uint8_t *payload32, struct sf_file_header *h)
@@ -258,4 +273,59 @@ void sf_file_header_get(const uint8_t *payload32, struct sf_file_header *h)
     h->clock = ld_le32(payload32 + FH_CLOCK);
     h->file_index = ld_le32(payload32 + FH_FILE_INDEX);
     h->session_id = ld_le64(payload32 + FH_SESSION_ID);
+    h->features = ld_le64(payload32 + FH_FEATURES);
+}
+
+int sf_rec_type_known(uint8_t type)
+{
+    return (type >= SF_REC_CAN && type <= SF_REC_ANNOTATION) || type == SF_REC_CHANNEL ||
+           type == SF_REC_META;
+}
+
+int sf_file_features_refused(uint64_t features)
+{
+    uint64_t unknown = features & SF_FEATURES_REQUIRED & ~SF_FEATURES_REQUIRED_KNOWN;
+
+    for (int bit = 32; bit < 64; bit++)
+        if (unknown >> bit & 1u)
+            return bit;
+    return -1;
+}
+
+/* UTF-8 as RFC 3629 has it: no overlong forms, no surrogates, nothing above U+10FFFF. */
+int sf_rec_name_ok(const uint8_t *p, uint32_t n)
+{
+    uint32_t i = 0;
+
+    if (!n)
+        return 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        uint32_t k, cp, min;
+        if (c < 0x80) {
+            if (c <= 0x20 || c == 0x7F)
+                return 0;
+            i++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0)
+            k = 1, cp = c & 0x1Fu, min = 0x80;
+        else if ((c & 0xF0) == 0xE0)
+            k = 2, cp = c & 0x0Fu, min = 0x800;
+        else if ((c & 0xF8) == 0xF0)
+            k = 3, cp = c & 0x07u, min = 0x10000;
+        else
+            return 0;
+        if (n - i <= k)
+            return 0;
+        for (uint32_t m = 1; m <= k; m++) {
+            if ((p[i + m] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[i + m] & 0x3Fu);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += k + 1;
+    }
+    return 1;
 }

@@ -47,6 +47,12 @@ static int fail(struct sf_tiny_log *lg, int err)
     return lg->err;
 }
 
+/* A channel's name for its CHANNEL record: the caller's, else can<N> (docs/FORMAT.md: a
+ * file names every channel it uses; a reader calls an unnamed channel can<N> too). buf has
+ * room for "can255". Returns the name and its length in *len. */
+static const char *chan_name(const struct sf_tiny_log_cfg *c, uint32_t i, char *buf,
+                             uint32_t *len);
+
 static uint32_t slen(const char *s)
 {
     uint32_t n = 0;
@@ -167,7 +173,9 @@ static int end_file(struct sf_tiny_log *lg)
 static int start_file(struct sf_tiny_log *lg)
 {
     struct sf_tiny_vol *v = lg->v;
-    uint64_t ts = now(lg);
+    /* The header's start time is wall-clock time or 0, "no wall clock" (docs/FORMAT.md):
+     * the clock's time only when it is the realtime clock, never an uptime. */
+    uint64_t ts = lg->cfg.clock_kind == SF_CLOCK_REALTIME ? now(lg) : 0;
     int err;
     if (lg->index >= MAX_INDEX)
         return SF_ENOSPC;
@@ -186,17 +194,21 @@ static int start_file(struct sf_tiny_log *lg)
             return err;
         memset(v->buf, 0, v->ss);
         if (!done) {
-            struct sf_file_header fh = { ts, lg->cfg.clock_kind, lg->index, lg->cfg.session_id };
+            struct sf_file_header fh = { .start_ts = ts, .clock = lg->cfg.clock_kind,
+                                         .file_index = lg->index,
+                                         .session_id = lg->cfg.session_id };
             uint8_t *pl = v->buf + SF_BLOCK_HDR;
             uint32_t used = SF_FILE_HDR, count = 0;
             sf_file_header_put(pl, &fh);
             for (uint32_t i = 0; i < lg->cfg.channel_count + lg->cfg.meta_count; i++) {
                 int chan = i < lg->cfg.channel_count;
-                const char *s = chan ? lg->cfg.channel_names[i]
+                char dflt[8];
+                uint32_t n32 = 0;
+                const char *s = chan ? chan_name(&lg->cfg, i, dflt, &n32)
                                      : lg->cfg.meta[i - lg->cfg.channel_count];
                 if (!s)
                     continue;
-                uint16_t len = (uint16_t)slen(s);
+                uint16_t len = (uint16_t)(chan ? n32 : slen(s));
                 sf_rec_put(pl + used, chan ? SF_REC_CHANNEL : SF_REC_META,
                            (uint8_t)(chan ? i : 0), 0, ts, s, len);
                 used += sf_rec_size(len);
@@ -288,10 +300,18 @@ int sf_tiny_log_open(struct sf_tiny_log *lg, const struct sf_tiny_log_cfg *cfg)
     if (!v || !cfg->ring || (b & (b - 1)) || b < v->ss || b > 32768u || n * b != cfg->ring_size ||
         n < 2 || n > 8192u || (n & (n - 1)))
         return SF_EINVAL;
+    if (cfg->channel_count > 256)
+        return SF_EINVAL;
     for (uint32_t i = 0; i < cfg->channel_count + cfg->meta_count; i++) {
-        const char *s = i < cfg->channel_count ? cfg->channel_names[i]
+        char dflt[8];
+        uint32_t nl = 0;
+        const char *s = i < cfg->channel_count ? chan_name(cfg, i, dflt, &nl)
                                                : cfg->meta[i - cfg->channel_count];
-        if (s && (hdr += sf_rec_size(slen(s) & 0xFFFFu)) > v->ss - SF_BLOCK_HDR)
+        if (s && i >= cfg->channel_count)
+            nl = slen(s);
+        if (s && i < cfg->channel_count && !sf_rec_name_ok((const uint8_t *)s, nl))
+            return SF_EINVAL;                  /* a name readers would not take */
+        if (s && (hdr += sf_rec_size(nl & 0xFFFFu)) > v->ss - SF_BLOCK_HDR)
             return SF_EINVAL;                  /* the header must fit its first sector */
     }
     lg->cfg = *cfg;
@@ -339,4 +359,24 @@ void sf_tiny_log_get_stats(const struct sf_tiny_log *lg, struct sf_tiny_log_stat
 {
     *st = lg->st;
     st->records_dropped = atomic_load_explicit(&lg->dropped, memory_order_relaxed);
+}
+
+static const char *chan_name(const struct sf_tiny_log_cfg *c, uint32_t i, char *buf,
+                             uint32_t *len)
+{
+    const char *s = c->channel_names ? c->channel_names[i] : NULL;
+    uint32_t n = 3;
+
+    if (s) {
+        *len = slen(s);
+        return s;
+    }
+    buf[0] = 'c', buf[1] = 'a', buf[2] = 'n';
+    if (i >= 100)
+        buf[n++] = (char)('0' + i / 100);
+    if (i >= 10)
+        buf[n++] = (char)('0' + i / 10 % 10);
+    buf[n++] = (char)('0' + i % 10);
+    *len = n;
+    return buf;
 }

@@ -127,8 +127,9 @@ int sf_tiny_log_append(struct sf_tiny_log *lg, uint8_t type, uint8_t channel, ui
 {
     uint32_t s = sf_rec_size(len), p;
     uint8_t *b;
-    if (s > lg->bsize - SF_BLOCK_HDR || type == SF_REC_DROP)
-        return SF_EINVAL;
+    if (s > lg->bsize - SF_BLOCK_HDR || type == SF_REC_DROP ||
+        (type >= SF_REC_CAN && type <= SF_REC_LATENCY && channel >= lg->cfg.channel_count))
+        return SF_EINVAL;              /* a channel the file does not name (FORMAT.md) */
     if (put_drop(lg) || !(b = reserve(lg, s, ts, &p)))
         return dropped(lg, ts);
     sf_rec_put(b + SF_BLOCK_HDR + (p & POS_USED), type, channel, flags, ts, body, len);
@@ -141,8 +142,8 @@ int sf_tiny_log_append_can(struct sf_tiny_log *lg, uint8_t channel, uint64_t ts,
 {
     uint32_t s = sf_rec_size(SF_CAN_BODY + len), p;
     uint8_t *b;
-    if (!sf_rec_can_valid(id, flags, len))
-        return SF_EINVAL;
+    if (!sf_rec_can_valid(id, flags, len) || channel >= lg->cfg.channel_count)
+        return SF_EINVAL;              /* broken, or a channel the file does not name */
     if (put_drop(lg) || !(b = reserve(lg, s, ts, &p)))
         return dropped(lg, ts);
     rec_put_can_valid(b + SF_BLOCK_HDR + (p & POS_USED), channel, ts, id, flags, data, len);

@@ -305,7 +305,7 @@ int main(int argc, char **argv)
                         else
                             fprintf(cd, "%03" PRIX32, c.id);
                         if (c.flags & SF_CAN_FD)
-                            fprintf(cd, "##%X", ((c.flags & SF_CAN_BRS) ? 1u : 0u) |
+                            fprintf(cd, "##%X", 4u | ((c.flags & SF_CAN_BRS) ? 1u : 0u) |
                                                     ((c.flags & SF_CAN_ESI) ? 2u : 0u));
                         else
                             fputc('#', cd);

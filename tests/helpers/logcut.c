@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     /* Header block (seq 0). */
     struct sf_block_info hb = { SF_BLOCK_FILE_HEADER, file_id, 0, 1700000000000000000ull,
                                 SF_FILE_HDR, 0, B };
-    struct sf_file_header fh = { 1700000000000000000ull, SF_CLOCK_REALTIME, 1, file_id ^ 1 };
+    struct sf_file_header fh = { 1700000000000000000ull, SF_CLOCK_REALTIME, 1, file_id ^ 1, 0 };
     memset(blk, 0, B);
     sf_file_header_put(blk + SF_BLOCK_HDR, &fh);
     sf_block_seal(blk, &hb);

@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     /* header block */
     {
         struct sf_file_header h = { T0 - 5000000000ull, SF_CLOCK_REALTIME, 1,
-                                    0x0102030405060708ull };
+                                    0x0102030405060708ull, 0 };
         uint8_t *p = blk + SF_BLOCK_HDR;
         uint32_t off = SF_FILE_HDR;
         sf_file_header_put(p, &h);

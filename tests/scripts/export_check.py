@@ -80,8 +80,13 @@ def selected(a, names, rec, start):
     return True
 
 
+def us(ns):
+    """ns to the nearest microsecond, as the text formats give it (docs/EXPORT.md)."""
+    return (ns + 500) // 1000 if ns >= 0 else -((500 - ns) // 1000)
+
+
 def expected(fmt, f, names, t0):
-    ts = (f["ts"] - t0) // 1000 if t0 else f["ts"] // 1000
+    ts = us(f["ts"] - t0) if t0 else us(f["ts"])
     e = dict(ts_us=ts, err=bool(f["flags"] & ERR))
     if fmt == "blf":
         e["ts_ns"] = f["ts"]     # BLF keeps nanoseconds
@@ -167,7 +172,7 @@ def check_wide(a, start, names, others):
     chans = sorted({r["ch"] for r in vals})
     with open(a.file, newline="") as f:
         rows = list(csv.reader(f))
-    want_head = ["timestamp"] + [names.get(c) or "ch%d" % c for c in chans]
+    want_head = ["timestamp"] + [names.get(c) or "can%d" % c for c in chans]
     bad = 0
     if rows[0] != want_head:
         print("header %s, expected %s" % (rows[0], want_head), file=sys.stderr)
@@ -183,8 +188,9 @@ def check_wide(a, start, names, others):
             d = d[:-1] if d.endswith(b"\n") else d
             d = d[:-1] if d.endswith(b"\r") else d
             text = d and all(0x20 <= b < 0x7F for b in d)
-            cells[chans.index(r["ch"])] = d.decode() if text else "0x" + d.hex()
-        want = ["%d.%06d" % (ts // 10**9, ts % 10**9 // 1000)] + cells
+            # not text: every byte, a trailing line ending included (issue 26 item 10)
+            cells[chans.index(r["ch"])] = d.decode() if text else "0x" + r["data"].hex()
+        want = ["%d.%06d" % (us(ts) // 10**6, us(ts) % 10**6)] + cells
         if row != want:
             bad += 1
             if bad <= 5:

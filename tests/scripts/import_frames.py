@@ -22,7 +22,7 @@ microsecond:
     the millisecond and object times in ns relative to the unrounded time, and reads
     start + offset. The exact time streamfat must log is therefore
     start_ms + int((t - t_first) * 1e9) ns (python-can's own arithmetic); candump output
-    (microseconds, truncated) must equal it // 1000, and python-can's own reading must be
+    (to the nearest microsecond) must equal (it + 500) // 1000, and python-can's own reading must be
     within 1 us of it (a float of ~1.7e9 s holds 0.24 us).
   - ASC and candump: the file's times are whole microseconds; python-can's reading rounded
     to the microsecond is exact.
@@ -181,7 +181,7 @@ def cmp(kind, src, out_kind, out, n=None):
             print("frame %d: %s != %s" % (i, fields(r), fields(g)))
             bad += 1
         if out_kind == "candump":
-            ok = round(g.timestamp * 1e6) == w // 1000
+            ok = round(g.timestamp * 1e6) == (w + 500) // 1000
         else:
             ok = abs(g.timestamp * 1e9 - w) < 1000
         if not ok:

@@ -172,7 +172,7 @@ def check_pycan(path, want):
     exp = []
     for f in want:
         rtr, err = bool(f["flags"] & RTR), bool(f["flags"] & ERR)
-        exp.append(dict(ts_us=f["ts"] // 1000, channel=f["bus"], id=f["id"], err=err, rtr=rtr,
+        exp.append(dict(ts_us=(f["ts"] + 500) // 1000, channel=f["bus"], id=f["id"], err=err, rtr=rtr,
                         ext=bool(f["flags"] & EFF), dlc=f["len"],
                         data=b"" if rtr else f["data"],
                         fd=bool(f["flags"] & FD) if not (rtr or err) else False,

@@ -148,7 +148,9 @@ def damage(rng, d, other, B):
         i = pick()
         used = struct.unpack_from("<I", d, i * B + 32)[0]
         if struct.unpack_from("<H", d, i * B + 6)[0] == 2 and used >= 16 and d[i * B + 48] == 1:
-            bad = rng.choice([0x40, 0x10, 0x06, 0x0A])   # unknown bit, BRS alone, ERR+RTR, FD+RTR
+            # informational bit 6 (kept), meaning-changing bit 16 (bad-can), BRS alone,
+            # ERR+RTR, FD+RTR (FORMAT.md, Record types)
+            bad = rng.choice([0x40, 0x10000, 0x10, 0x06, 0x0A])
             struct.pack_into("<I", d, i * B + 48 + 4, bad)
             reseal(d, i * B)
             return d, "block %d: first CAN record flags 0x%x, resealed" % (i, bad)

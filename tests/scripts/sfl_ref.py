@@ -17,7 +17,11 @@ import sys
 MAGIC = b"SFLB"
 HDR = 48
 COUNT_NAMES = ["unwritten", "invalid", "foreign", "misplaced", "malformed",
-               "out-of-sequence", "dirty-tail", "bad-can", "truncated"]
+               "out-of-sequence", "dirty-tail", "bad-can", "short-body", "bad-time", "truncated"]
+# FORMAT.md, Record types: the shortest body a reader uses of these types
+MIN_BODY = {4: 16, 5: 24}
+# FORMAT.md, Versioning: header features bits 32-63 are required; this reader knows none
+KNOWN_REQUIRED = 0
 
 
 def _crc_table():
@@ -110,9 +114,10 @@ def can_valid(flags, body):
     cid, ln = struct.unpack_from("<IB", body, 0)
     if len(body) < 8 + ln:
         return None
-    eff, rtr, err, fd, brs, esi = (bool(flags & (1 << i)) for i in range(6))
-    if flags & ~0x3F:
+    # flag bits 6-15 are informational (ignored), 16-31 change the meaning (bad-can)
+    if flags & 0xFFFF0000:
         return None
+    eff, rtr, err, fd, brs, esi = (bool(flags & (1 << i)) for i in range(6))
     if (brs or esi) and not fd:
         return None
     if fd and rtr:
@@ -121,6 +126,9 @@ def can_valid(flags, body):
         return None
     # One id rule for every frame, error frames included (FORMAT.md, CAN record).
     if (not eff and cid > 0x7FF) or cid > 0x1FFFFFFF:
+        return None
+    # an error frame carries EFF exactly when its class is above 0x7FF
+    if err and eff and cid <= 0x7FF:
         return None
     if ln > (64 if fd else 8):
         return None
@@ -196,25 +204,56 @@ def verdict(counts, not_log):
     return "damaged: " + ", ".join(parts) if parts else "clean"
 
 
-def iface_token(body):
-    out = []
-    for c in body[:63]:
-        out.append(chr(c) if 0x20 < c < 0x7F and chr(c) not in "()#," else "_")
-    return "".join(out)
+def channel_name(body):
+    """FORMAT.md, Channel names: the name a CHANNEL record gives, or None when it gives none
+    (empty, not UTF-8, a space or a control character)."""
+    try:
+        name = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not name or any(c <= " " or c == "\x7f" for c in name):
+        return None
+    return name
+
+
+def refused_feature(data):
+    """FORMAT.md, Versioning: the lowest unknown required feature bit of an intact header
+    block (block 0), else None."""
+    if len(data) < HDR + 32:
+        return None
+    B = header_fields(data[:HDR])["block_size"]
+    if not size_ok(B) or len(data) < B:
+        return None
+    h = block_check(data[:B], B)
+    if h is None or h["kind"] != 1 or h["seq"] != 0 or walk_records(data[:B], h) is None:
+        return None
+    unknown = struct.unpack_from("<Q", data, HDR + 24)[0] >> 32 & ~(KNOWN_REQUIRED >> 32)
+    return 32 + (unknown & -unknown).bit_length() - 1 if unknown else None
 
 
 def decode(data):
     """Everything export shows of a log: (candump text, raw bytes, verdict, skipped line)."""
+    bit = refused_feature(data)
+    if bit is not None:
+        return "", b"", "damaged: not a log: requires feature bit %d, unknown to this reader" \
+            % bit, ""
     records, counts, not_log = read_log(data)
     names = {}
+    fixed = set()           # channels whose name can no longer change: named or used
     lines = []
     raw = []
     skipped = {}
     lost = 0
     type_names = {1: "CAN", 2: "SAMPLE", 3: "TEXT", 4: "LATENCY", 5: "DROP", 6: "ANNOTATION"}
     for rtype, chan, flags, ts, body in records:
+        if ts >= 1 << 63 and rtype in type_names or ts >= 1 << 63 and rtype in (0x10, 0x11):
+            counts["bad-time"] += 1                   # FORMAT.md, Records: skipped
+            continue
         if rtype == 0x10:
-            names[chan] = iface_token(body)
+            name = channel_name(body)
+            if chan not in fixed and name is not None:
+                names[chan] = name
+                fixed.add(chan)
             continue
         if rtype == 0x11:
             continue
@@ -224,6 +263,7 @@ def decode(data):
                 counts["bad-can"] += 1
                 continue
             cid, ln, d = c
+            fixed.add(chan)
             ifname = names.get(chan) or "can%d" % chan
             if flags & 4:
                 ids = "%08X" % (0x20000000 | cid)
@@ -232,15 +272,21 @@ def decode(data):
             else:
                 ids = "%03X" % cid
             if flags & 8:
-                tail = "#%X%s" % ((1 if flags & 16 else 0) | (2 if flags & 32 else 0),
+                # the flags digit: BRS 1, ESI 2, and FDF 4 as candump prints it on Linux 6.1
+                tail = "#%X%s" % (4 | (1 if flags & 16 else 0) | (2 if flags & 32 else 0),
                                   d.hex().upper())
             elif flags & 2:
                 tail = "R" + ("%X" % (ln & 0xF) if ln else "")
             else:
                 tail = d.hex().upper()
-            lines.append("(%d.%06d) %s %s#%s\n" % (ts // 10**9, ts % 10**9 // 1000, ifname,
-                                                    ids, tail))
+            us = (ts + 500) // 1000                   # to the nearest microsecond
+            lines.append("(%d.%06d) %s %s#%s\n" % (us // 10**6, us % 10**6, ifname, ids, tail))
             continue
+        if len(body) < MIN_BODY.get(rtype, 0):
+            counts["short-body"] += 1
+            continue
+        if rtype in (2, 3, 4):
+            fixed.add(chan)
         skipped[rtype] = skipped.get(rtype, 0) + 1
         if rtype == 5 and len(body) >= 8:
             lost += struct.unpack_from("<Q", body, 0)[0]
@@ -266,7 +312,7 @@ def main():
         data = f.read()
     candump, raw, v, skip_line = decode(data)
     pre = sys.argv[2]
-    with open(pre + ".candump", "w") as f:
+    with open(pre + ".candump", "w", encoding="utf-8") as f:
         f.write(candump)
     with open(pre + ".raw", "wb") as f:
         f.write(raw)

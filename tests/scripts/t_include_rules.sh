@@ -8,6 +8,7 @@
 #      file and the script must exit 1 with exactly one violation, naming that file, the
 #      added line and the rule: a CLI header, host headers (by path and the host-only public ones), a
 #      driver header, <stdio.h>, <unistd.h>, upward includes (fs -> check, stream -> log, tiny -> fs,
+#      proto -> fs and log, util -> proto,
 #      util -> fs, a public header upward), an include that names no file, and an exception
 #      that matches nothing any more; a driver including the CLI, a POSIX header or a
 #      private core header; host/ including a private core header, the CLI or a driver
@@ -97,6 +98,10 @@ case_add src/bdev/ram.c layer '#include "streamfat/vol.h"'
 case_add include/streamfat/vol.h layer '#include "stream.h"'
 case_add src/log/rec.c layer '#include "log_impl.h"'
 case_add src/tiny/tiny_fat.c layer '#include "fs/fs.h"'   # the tiny logger never reaches the volume layer
+case_add src/proto/isotp.c layer '#include "streamfat/vol.h"'   # the reassembly: util and rec only
+case_add src/proto/j1939.c layer '#include "log/log_impl.h"'
+case_add src/proto/fast.c libc '#include <stdlib.h>'
+case_add src/util/le.h layer '#include "streamfat/proto.h"'   # nothing below reaches it
 case_add src/fs/vol.c resolve '#include "fs/no_such_header.h"'
 case_add drivers/sd/sd.h cli '#include "../../cli/cli.h"'
 case_add drivers/sd/sd.h libc '#include <unistd.h>'

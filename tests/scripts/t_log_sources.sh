@@ -22,6 +22,7 @@ for i in range(5000):
     t += r.randrange(0, 2000)
     ifc = "can0" if i % 3 else "vcan1"
     k = i % 6
+    old = None
     if k == 0:
         fr = "%03X#%s" % (r.randrange(0x800), bytes(r.randbytes(r.randrange(9))).hex().upper())
     elif k == 1:
@@ -29,13 +30,17 @@ for i in range(5000):
     elif k == 2:
         fr = "%03X#R" % r.randrange(0x800)
     elif k == 3:
-        fr = "%03X##%X%s" % (r.randrange(0x800), r.randrange(4), r.randbytes(r.choice(fd_lens)).hex().upper())
+        # the flags digit as candump writes it on Linux 6.1 (FDF, 4..7) or before (0..3):
+        # both are read; export and decode_check write the FDF form
+        cid, fl, d = r.randrange(0x800), r.randrange(8), r.randbytes(r.choice(fd_lens)).hex().upper()
+        fr = "%03X##%X%s" % (cid, fl | 4, d)
+        old = "%03X##%X%s" % (cid, fl, d)
     elif k == 4:
-        fr = "%08X##1%s" % (r.randrange(1 << 29), r.randbytes(64).hex().upper())
+        fr = "%08X##5%s" % (r.randrange(1 << 29), r.randbytes(64).hex().upper())
     else:
         fr = "%08X#%s" % (0x20000000 | r.choice([4, 0x40, 0x80]), r.randbytes(8).hex().upper())
     line = "(%010d.%06d) %s %s" % (t // 1000000, t % 1000000, ifc, fr)
-    src.write(line + "\n")
+    src.write(line.replace(fr, old) + "\n" if old else line + "\n")
     want.write(line + "\n")
     if i in (100, 4000):
         src.write("this is not a frame\n")        # counted as bad input
@@ -161,7 +166,7 @@ for i in range(3000):
     elif k == 3:
         cid, d = r.randrange(0x7FF), r.randbytes(r.choice([12, 16, 32, 64]))
         a.send(struct.pack("<IBBxx64s", cid, len(d), 0x05, d))   # FDF | BRS
-        lines.append("%03X##1%s" % (cid, d.hex().upper()))
+        lines.append("%03X##5%s" % (cid, d.hex().upper()))
     else:
         a.send(struct.pack("<IB3x8s", ERR | 0x04, 8, bytes(8)))
         lines.append("%08X#%s" % (ERR | 0x04, "00" * 8))

@@ -208,8 +208,10 @@ open(w + "/swap.SFL", "wb").write(d)
 last = max(i for i in range(len(d0) // B) if any(d0[i * B:(i + 1) * B]))
 open(w + "/duptail.SFL", "wb").write(d0[:(last + 1) * B] + d0[(last - 1) * B:(last + 1) * B])
 open(w + "/empty.SFL", "wb").write(b"")
-d = bytearray(d0); struct.pack_into("<I", d, 2 * B + 48 + 4, 0x40); reseal(d, 2 * B)
+d = bytearray(d0); struct.pack_into("<I", d, 2 * B + 48 + 4, 0x10000); reseal(d, 2 * B)
 open(w + "/badcan.SFL", "wb").write(d)
+d = bytearray(d0); struct.pack_into("<I", d, 2 * B + 48 + 4, 0x40); reseal(d, 2 * B)
+open(w + "/infoflag.SFL", "wb").write(d)
 d = bytearray(d0); struct.pack_into("<Q", d, 2 * B + 16, 1 << 62); reseal(d, 2 * B)
 open(w + "/wild.SFL", "wb").write(d)
 d = bytearray(d0); struct.pack_into("<Q", d, 16, 1 << 62); reseal(d, 0)
@@ -227,7 +229,8 @@ for f in wild farswap wild0; do
     python3 "$DMG" --check "$WORK/base.SFL" "$WORK/$f.SFL" </dev/null || fail "$f: a block unchanged at its place was lost"
 done
 compare "$WORK/duptail.SFL" "a repeated tail" "damaged: out-of-sequence 2"
-compare "$WORK/badcan.SFL" "a CAN record with an unknown flag" "damaged: bad-can 1"
+compare "$WORK/badcan.SFL" "a CAN record with flag bit 16" "damaged: bad-can 1"
+compare "$WORK/infoflag.SFL" "a CAN record with informational flag bit 6" "clean"
 compare "$WORK/empty.SFL" "an empty file" clean
 head -c 5000 /dev/zero >"$WORK/zeros.SFL"
 compare "$WORK/zeros.SFL" "a file of zeros" clean

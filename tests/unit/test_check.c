@@ -51,7 +51,7 @@ static void make_block(uint64_t seq)
     memset(blk, 0, B);
     if (!seq) {
         struct sf_block_info bi = { SF_BLOCK_FILE_HEADER, FILE_ID, 0, 1, SF_FILE_HDR, 0, B };
-        struct sf_file_header fh = { 1, SF_CLOCK_REALTIME, 1, 7 };
+        struct sf_file_header fh = { 1, SF_CLOCK_REALTIME, 1, 7, 0 };
         sf_file_header_put(blk + SF_BLOCK_HDR, &fh);
         sf_block_seal(blk, &bi);
         return;

@@ -280,7 +280,7 @@ static void test_records(void)
     {
         uint8_t fh[SF_FILE_HDR];
         struct sf_file_header h = { 1700000000123456789ull, SF_CLOCK_MONOTONIC, 42,
-                                    0xFEEDFACECAFEBEEFull }, h2;
+                                    0xFEEDFACECAFEBEEFull, 0 }, h2;
         memset(fh, 0x55, sizeof fh);
         sf_file_header_put(fh, &h);
         sf_file_header_get(fh, &h2);
@@ -406,7 +406,7 @@ static void make_file(struct file *f, uint8_t *mem, uint32_t b, uint32_t nblocks
     memset(mem, 0, f->size);
 
     uint8_t *p = mem + SF_BLOCK_HDR;
-    struct sf_file_header h = { 1700000000000000000ull, SF_CLOCK_REALTIME, 1, 77 };
+    struct sf_file_header h = { 1700000000000000000ull, SF_CLOCK_REALTIME, 1, 77, 0 };
     uint32_t off = SF_FILE_HDR;
     sf_file_header_put(p, &h);
     sf_rec_put(p + off, SF_REC_CHANNEL, 0, 0, 0, "can0", 4);
@@ -955,7 +955,8 @@ static void test_err_frame_ids(void)
         { 0x7FF, 0, 1 }, { 0x800, 0, 0 }, { 0x800, SF_CAN_EFF, 1 },
         { 0x7FF, SF_CAN_ERR, 1 }, { 0x800, SF_CAN_ERR, 0 }, { 0x1FFFFFFF, SF_CAN_ERR, 0 },
         { 0x800, SF_CAN_ERR | SF_CAN_EFF, 1 }, { 0x1FFFFFFF, SF_CAN_ERR | SF_CAN_EFF, 1 },
-        { 0x20000000, SF_CAN_ERR | SF_CAN_EFF, 0 }, { 0x80, SF_CAN_ERR | SF_CAN_EFF, 1 },
+        { 0x20000000, SF_CAN_ERR | SF_CAN_EFF, 0 }, { 0x80, SF_CAN_ERR | SF_CAN_EFF, 0 },
+        { 0x7FF, SF_CAN_ERR | SF_CAN_EFF, 0 }, { 0x80, SF_CAN_EFF, 1 },
     };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t body[16] = { 0 };
@@ -995,7 +996,8 @@ static void test_can_cols(void)
         memset(blk, 0, sizeof blk);
         for (;;) {
             uint8_t body[96];
-            uint32_t flags = (uint32_t)(rng() % 4 ? rng() & 0x3F : rng() & 0x1FF);
+            uint32_t flags = (uint32_t)(rng() % 4 ? rng() & 0x3F : rng() % 2 ? rng() & 0xFFFF :
+                                                                    rng() & 0x3001FF);
             uint32_t id = rng() % 2 ? ids[rng() % 7] : (uint32_t)(rng() % 0x900);
             uint32_t len = (uint32_t)(rng() % 3 ? rng() % 9 : rng() % 71);
             uint32_t length = SF_CAN_BODY + len;
@@ -1032,7 +1034,7 @@ static void test_can_cols(void)
             struct sf_can_cols c = { ts, ch, idc, ln, fl, de, data, 0, 1, 0, sizeof data };
             struct sf_can cc;
             uint32_t before = o2;
-            int ok = r.type == SF_REC_CAN && sf_rec_get_can(&r, &cc) == 0;
+            int ok = r.type == SF_REC_CAN && sf_rec_get_can(&r, &cc) == 0 && !(r.ts >> 63);
             size_t k = sf_rec_can_cols(blk, &bi, &o2, &c);
             if (k != (size_t)ok) {
                 wrong++;
@@ -1040,7 +1042,7 @@ static void test_can_cols(void)
                 uint32_t dl = (cc.flags & SF_CAN_RTR) ? 0 : cc.len;
                 frames++;
                 if (ts[0] != r.ts || ch[0] != r.channel || idc[0] != cc.id || ln[0] != cc.len ||
-                    fl[0] != cc.flags || de[0] != dl || c.data_n != dl ||
+                    fl[0] != (uint8_t)cc.flags || de[0] != dl || c.data_n != dl ||
                     memcmp(data, cc.data, dl) || o2 != o1)
                     wrong++;
             } else {
@@ -1057,8 +1059,67 @@ static void test_can_cols(void)
     CHECK(frames > 1000 && refused > 1000);      /* both sides exercised */
 }
 
+/* docs/FORMAT.md, Versioning (issue 26 item 9): a reader ignores CAN flag bits 6-15 and
+ * keeps the frame, skips it as bad-can for any of bits 16-31; writers store bits 0-5 only.
+ * The header's features: bits 32-63 required (refused when unknown), 0-31 compatible. */
+static void test_flag_rules(void)
+{
+    static const uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint8_t body[16] = { 0x23, 0x01, 0, 0, 2, 0, 0, 0, 0xAA, 0xBB };
+    uint8_t buf[64], pl[SF_FILE_HDR];
+    struct sf_rec r = { SF_REC_CAN, 0, 16, 0, 1, body };
+    struct sf_can c;
+    struct sf_file_header h = { 1, SF_CLOCK_REALTIME, 1, 2, 0 }, h2;
+
+    for (unsigned bit = 0; bit < 32; bit++) {
+        r.flags = 1u << bit;
+        if (bit >= 1 && bit <= 5)
+            continue;                  /* RTR, ERR, FD, BRS, ESI: the frame rules */
+        int ok = sf_rec_get_can(&r, &c) == 0;
+        CHECK_EQ(ok, bit < 16);
+        if (ok)
+            CHECK(c.id == 0x123 && c.len == 2 && c.data[1] == 0xBB && c.flags == r.flags);
+        if (bit >= 6)                  /* writers never store an unknown bit */
+            CHECK(sf_rec_put_can(buf, 0, 1, 0x123, 1u << bit, data, 2) == 0);
+    }
+    body[5] = body[6] = body[7] = 0xFF;  /* the reserved bytes are not read */
+    r.flags = 0;
+    CHECK(sf_rec_get_can(&r, &c) == 0 && c.len == 2);
+    r.flags = SF_CAN_FD | 0x40u;       /* informational bit with FD: still FD's rules */
+    CHECK(sf_rec_get_can(&r, &c) == 0);
+    r.flags = SF_CAN_BRS | 0x40u;      /* BRS without FD stays invalid */
+    CHECK(sf_rec_get_can(&r, &c) != 0);
+
+    CHECK_EQ(sf_file_features_refused(0), -1);
+    CHECK_EQ(sf_file_features_refused(0xFFFFFFFFull), -1);      /* compatible: read */
+    CHECK_EQ(sf_file_features_refused(1ull << 32), 32);
+    CHECK_EQ(sf_file_features_refused(1ull << 63 | 1ull << 40 | 5), 40);
+    h.features = 0x8000000000000001ull;
+    sf_file_header_put(pl, &h);
+    CHECK(pl[24] == 1 && pl[31] == 0x80);
+    sf_file_header_get(pl, &h2);
+    CHECK(h2.features == h.features);
+}
+
+/* docs/FORMAT.md, Channel names (issue 26 item 8): what names a channel. */
+static void test_name_ok(void)
+{
+    static const struct { const char *s; int ok; } cases[] = {
+        { "can0", 1 }, { "a", 1 }, { "bus(1)#x,y", 1 }, { "\xC3\xA9t\xC3\xA9", 1 },
+        { "\xF0\x9F\x98\x80", 1 }, { "", 0 }, { "a b", 0 }, { "a\tb", 0 }, { "a\x7F", 0 },
+        { "\xC3", 0 }, { "\xC0\x80", 0 }, { "\xED\xA0\x80", 0 }, { "\xF4\x90\x80\x80", 0 },
+        { "\xFF", 0 }, { "ab\xE2\x82", 0 },
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK_EQ(sf_rec_name_ok((const uint8_t *)cases[i].s, (uint32_t)strlen(cases[i].s)),
+                 cases[i].ok);
+    CHECK(sf_rec_name_ok((const uint8_t *)"a\0b", 3) == 0);
+}
+
 int main(void)
 {
+    test_flag_rules();
+    test_name_ok();
     test_crc();
     bench_crc();
     test_records();

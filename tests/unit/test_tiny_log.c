@@ -157,6 +157,8 @@ struct readback {
     int out_of_order;                  /* a frame not above the last one, or malformed */
     uint64_t sizes[512];
     uint32_t first_index;
+    char names[256];                   /* CHANNEL records met: "N=name;" each */
+    uint64_t start_ts;                 /* the last header's */
 };
 
 /* Frame k: id 0x100 + k % 16, data k (8 bytes little-endian), ts k * 1000. */
@@ -194,6 +196,13 @@ static void read_file(struct sf_vol *v, const char *path, struct readback *rb)
             break;
         if (kind == SF_DEC_DAMAGED || kind == SF_DEC_GAP || kind == SF_DEC_FOREIGN)
             rb->damaged++;
+        if (kind == SF_DEC_HEADER)
+            rb->start_ts = ev.hdr.start_ts;
+        if (kind == SF_DEC_RECORD && ev.rec.type == SF_REC_CHANNEL) {
+            size_t l = strlen(rb->names);
+            snprintf(rb->names + l, sizeof rb->names - l, "%u=%.*s;", ev.rec.channel,
+                     (int)ev.rec.length, (const char *)ev.rec.body);
+        }
         if (kind != SF_DEC_RECORD)
             continue;
         if (ev.rec.type == SF_REC_DROP) {
@@ -595,8 +604,53 @@ static void test_power_cuts(uint8_t type, uint32_t bytes, uint32_t cluster, uint
     fprintf(stderr, "   %u cuts, fsck.fat on %u\n", cuts, fsck_runs);
 }
 
+/* Issue 26 item 8: the tiny logger names every channel it lets a record use (its own
+ * name or can<N>), refuses records on any other channel and names readers would not
+ * take. Item 11: a file's start time is the clock's only when that is the realtime clock,
+ * else 0 ("no wall clock"). */
+static void test_channel_names(void)
+{
+    static const char *const two[] = { "bus0", NULL };
+    static const char *const bad[] = { "a b" };
+    static const uint8_t d[1] = { 7 };
+    struct readback rb;
+    struct sf_tiny_log_cfg c = {
+        .vol = &tv, .ring = ring, .ring_size = 8 * 1024, .block_size = 1024,
+        .clock = clk, .clock_kind = SF_CLOCK_MONOTONIC, .session_id = 5,
+        .channel_count = 2,
+    };
+    fprintf(stderr, "-- channel names\n");
+    for (int run = 0; run < 2; run++) {
+        lib_mkfs(SF_FS_FAT16, SF_PART_NONE, 8u << 20, 1024);
+        now_ns = 1000;
+        REQUIRE(sf_tiny_mount(&tv, &ram.bd, sector) == 0);
+        c.channel_names = run ? two : NULL;
+        c.clock_kind = run ? SF_CLOCK_REALTIME : SF_CLOCK_MONOTONIC;   /* issue 26 item 11 */
+        CHECK_EQ(sf_tiny_log_open(&tl, &c), 0);
+        CHECK_EQ(sf_tiny_log_append_can(&tl, 0, 1, 0x10, 0, d, 1), 0);
+        CHECK_EQ(sf_tiny_log_append_can(&tl, 1, 2, 0x11, 0, d, 1), 0);
+        CHECK_EQ(sf_tiny_log_append_can(&tl, 2, 3, 0x12, 0, d, 1), SF_EINVAL);
+        CHECK_EQ(sf_tiny_log_append(&tl, SF_REC_SAMPLE, 7, 0, 4, d, 1), SF_EINVAL);
+        CHECK_EQ(sf_tiny_log_append(&tl, SF_REC_ANNOTATION, 9, 0, 5, "x", 1), 0);
+        CHECK_EQ(sf_tiny_log_close(&tl), 0);
+        CHECK_EQ(sf_tiny_unmount(&tv), 0);
+        read_all(&ram.bd, "/", 1, &rb);
+        CHECK_EQ(rb.files, 1);
+        CHECK_EQ(rb.damaged, 0);
+        CHECK(!strcmp(rb.names, run ? "0=bus0;1=can1;" : "0=can0;1=can1;"));
+        CHECK_EQ(rb.start_ts, run ? 1000u : 0u);   /* an uptime is no wall clock: 0 */
+    }
+    REQUIRE(sf_tiny_mount(&tv, &ram.bd, sector) == 0);
+    c.channel_names = bad;
+    c.channel_count = 1;
+    CHECK_EQ(sf_tiny_log_open(&tl, &c), SF_EINVAL);
+    c.channel_count = 257;
+    CHECK_EQ(sf_tiny_log_open(&tl, &c), SF_EINVAL);
+}
+
 int main(void)
 {
+    test_channel_names();
     test_volumes();
     test_no_split();
     test_drops();

@@ -5,7 +5,8 @@
     streamfat.read_arrow(source, kind)  a pyarrow.Table (frames, drops, ...)
 """
 from . import _core
-from .errors import DbcError, FormatError, LakeError, NotAVolumeError, StreamfatError
+from .errors import (DbcError, FormatError, LakeError, NotALogError, NotAVolumeError,
+                     SourceIsADirectoryError, SourceNotFoundError, StreamfatError)
 from .volume import Entry, Volume, VolumeFile, open_volume
 from .reader import (Annotation, Channel, Damage, Drop, Frame, Header, Latency, Meta, Sample,
                      Text, damage_summary, iter_batches, list_sources, read_arrow, read_log)
@@ -15,7 +16,8 @@ _core._set_errors(NotAVolumeError)
 __version__ = "0.1.0"
 __all__ = [
     "open_volume", "read_log", "read_arrow", "iter_batches", "damage_summary", "list_sources",
-    "Volume", "VolumeFile", "Entry", "FormatError", "NotAVolumeError", "DbcError",
+    "Volume", "VolumeFile", "Entry", "FormatError", "NotALogError", "NotAVolumeError",
+    "SourceNotFoundError", "SourceIsADirectoryError", "DbcError",
     "LakeError", "StreamfatError", "Frame", "Sample", "Text", "Latency", "Drop", "Annotation",
     "Channel", "Meta", "Header", "Damage",
 ]

@@ -523,15 +523,17 @@ static PyTypeObject VFileType = {
 
 /* Damage, in the order of docs/FORMAT.md's reader table (as streamfat export counts it). */
 enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_MALFORMED, DMG_OUT_OF_SEQ,
-       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_TRUNCATED, DMG_NOT_LOG, DMG_N };
+       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_SHORT_BODY, DMG_BAD_TIME, DMG_TRUNCATED,
+       DMG_NOT_LOG, DMG_N };
 static const char *const dmg_name[DMG_N] = {
     "unwritten", "invalid", "foreign", "misplaced", "malformed", "out-of-sequence", "missing",
-    "dirty-tail", "bad-can", "truncated", "not a log",
+    "dirty-tail", "bad-can", "short-body", "bad-time", "truncated", "not a log",
 };
 
 struct damage {
     int cat;                     /* DMG_* */
     int reason;                  /* enum sf_dec_reason, or 0 */
+    int feature;                 /* not a log: 1 + the unknown required feature bit */
     uint64_t block, count, offset, length, blocks;   /* blocks: what the counter adds */
     uint64_t at_can, at_other;   /* records taken before it */
 };
@@ -556,6 +558,12 @@ typedef struct {
     uint64_t nother;
     struct gbuf o_ts, o_type, o_chan, o_flags, o_off, o_data, o_pos, o_block;   /* pos: frames before it */
     struct gbuf dmg;             /* struct damage[] */
+    /* docs/FORMAT.md, Channel names: a channel's name is fixed once it is named or used;
+     * naming: u32 indices (among the batch's other records) of the CHANNEL records that
+     * name their channel. */
+    uint8_t chan_fixed[256];
+    struct gbuf naming;
+    int refused;                 /* 1 + an unknown required feature bit: nothing is read */
     uint64_t counts[DMG_N];
     uint64_t total_can, total_other;
 } DecoderObject;
@@ -566,7 +574,8 @@ static void dec_free(DecoderObject *d)
 {
     struct gbuf *all[] = { &d->c_ts, &d->c_chan, &d->c_id, &d->c_len, &d->c_flags, &d->c_off,
                            &d->c_data, &d->c_block, &d->o_ts, &d->o_type, &d->o_chan,
-                           &d->o_flags, &d->o_off, &d->o_data, &d->o_pos, &d->o_block, &d->dmg };
+                           &d->o_flags, &d->o_off, &d->o_data, &d->o_pos, &d->o_block, &d->dmg,
+                           &d->naming };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gbuf_free(all[i]);
     free(d->buf);
@@ -664,14 +673,27 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
 {
     const struct sf_rec *r = &ev->rec;
 
+    if (d->refused)
+        return 0;                /* a file this reader cannot read: nothing of it is used */
     switch (ev->kind) {
-    case SF_DEC_HEADER:
+    case SF_DEC_HEADER: {
+        int bit = sf_file_features_refused(ev->hdr.features);
+        if (bit >= 0) {          /* docs/FORMAT.md, Versioning: refused as not a log */
+            d->refused = bit + 1;
+            if (add_damage(d, DMG_NOT_LOG, NULL, 1))
+                return -1;
+            ((struct damage *)(void *)(d->dmg.p + d->dmg.n))[-1].feature = bit + 1;
+            return 0;
+        }
         d->have_header = 1;
         d->hdr = ev->hdr;
         d->file_id = ev->file_id;
         d->block_size = ev->block_size;
         return 0;
+    }
     case SF_DEC_RECORD:
+        if (r->ts >> 63 && sf_rec_type_known(r->type))
+            return add_damage(d, DMG_BAD_TIME, ev, 1);   /* FORMAT.md, Records */
         if (r->type == SF_REC_CAN) {
             struct sf_can c;
             uint64_t i = d->ncan;
@@ -679,6 +701,7 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
             int32_t end;
             if (sf_rec_get_can(r, &c) != 0)    /* the reader's rules, in one place */
                 return add_damage(d, DMG_BAD_CAN, ev, 1);
+            d->chan_fixed[r->channel] = 1;
             dl = (c.flags & SF_CAN_RTR) ? 0 : c.len;
             /* room for this frame in every column (reserved ahead in decode(); this is
              * the fallback) */
@@ -707,6 +730,18 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
             d->total_can++;
         } else {
             int64_t ts = (int64_t)r->ts;
+            if ((r->type == SF_REC_LATENCY && r->length < SF_LATENCY_BODY) ||
+                (r->type == SF_REC_DROP && r->length < SF_DROP_BODY))
+                return add_damage(d, DMG_SHORT_BODY, ev, 1);   /* FORMAT.md, Record types */
+            if (r->type == SF_REC_CHANNEL && !d->chan_fixed[r->channel] &&
+                sf_rec_name_ok(r->body, r->length)) {
+                uint32_t at = (uint32_t)d->nother;
+                d->chan_fixed[r->channel] = 1;
+                if (gbuf_put(&d->naming, &at, 4))
+                    return -1;
+            } else if (r->type >= SF_REC_SAMPLE && r->type <= SF_REC_LATENCY) {
+                d->chan_fixed[r->channel] = 1;
+            }
             if (gbuf_put(&d->o_ts, &ts, 8) || gbuf_put(&d->o_type, &r->type, 1) ||
                 gbuf_put(&d->o_chan, &r->channel, 1) || gbuf_put(&d->o_flags, &r->flags, 4) ||
                 gbuf_put(&d->o_pos, &d->ncan, 8) || gbuf_put(&d->o_block, &ev->block, 8) ||
@@ -744,6 +779,8 @@ static int do_block(DecoderObject *d, const struct sf_dec_block *b)
     uint32_t off = b->off, used = b->bi.used;
     struct sf_dec_event ev;
 
+    if (d->refused)
+        return 0;
     /* every CAN record takes 24 bytes or more, its data at most its own size */
     if (can_reserve(d, used / 24 + 1, (size_t)used + 64))
         return -1;
@@ -777,6 +814,8 @@ static int do_block(DecoderObject *d, const struct sf_dec_block *b)
             d->c_flags.n += k;
             d->c_off.n += 4 * k;
             d->c_data.n = c.data_n;
+            for (size_t i = i0; i < i0 + k; i++)
+                d->chan_fixed[d->c_chan.p[i]] = 1;
             d->ncan += k;
             d->total_can += k;
         }
@@ -947,7 +986,12 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
     if (!dl)
         return NULL;
     for (size_t i = 0; i < nd; i++) {
+        char why[80];
+        if (g[i].feature)
+            snprintf(why, sizeof why, "requires feature bit %d, unknown to this reader",
+                     g[i].feature - 1);
         PyObject *t = Py_BuildValue("(ssKKKKKKK)", dmg_name[g[i].cat],
+                                    g[i].feature ? why :
                                     g[i].reason ? sf_dec_reason_str(g[i].reason) : "",
                                     (unsigned long long)g[i].block,
                                     (unsigned long long)g[i].count,
@@ -974,7 +1018,7 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
         Py_DECREF(bits);
         return NULL;
     }
-    r = Py_BuildValue("{s:N,s:K," "s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N," "s:K," "s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+    r = Py_BuildValue("{s:N,s:K," "s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N," "s:K," "s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
                       "can_bits", bits, "ncan", (unsigned long long)self->ncan,
                       "can_chan_idx", cidx, "can_chan_used", cused,
                       "can_ts", gbuf_take_buf(&self->c_ts),
@@ -987,7 +1031,7 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
                       "ts", gbuf_take(&self->o_ts), "type", gbuf_take(&self->o_type),
                       "channel", gbuf_take(&self->o_chan), "flags", gbuf_take(&self->o_flags),
                       "offsets", gbuf_take(&self->o_off), "data", gbuf_take(&self->o_data), "pos", gbuf_take(&self->o_pos), "block", gbuf_take(&self->o_block),
-                      "damage", dl);
+                      "damage", dl, "naming", gbuf_take(&self->naming));
     self->ncan = self->nother = 0;
     if (gbuf_put(&self->c_off, &zero, 4) || gbuf_put(&self->o_off, &zero, 4)) {
         Py_XDECREF(r);
@@ -1001,11 +1045,12 @@ static PyObject *Decoder_header(DecoderObject *self, PyObject *unused)
     (void)unused;
     if (!self->have_header)
         Py_RETURN_NONE;
-    return Py_BuildValue("{s:K,s:I,s:I,s:K,s:K,s:I}", "start_ts",
+    return Py_BuildValue("{s:K,s:I,s:I,s:K,s:K,s:I,s:K}", "start_ts",
                          (unsigned long long)self->hdr.start_ts, "clock", self->hdr.clock,
                          "file_index", self->hdr.file_index, "session_id",
                          (unsigned long long)self->hdr.session_id, "file_id",
-                         (unsigned long long)self->file_id, "block_size", self->block_size);
+                         (unsigned long long)self->file_id, "block_size", self->block_size,
+                         "features", (unsigned long long)self->hdr.features);
 }
 
 static PyObject *Decoder_stats(DecoderObject *self, PyObject *unused)

@@ -3,15 +3,21 @@ can.io.message_reader (".sfl"), so that can.LogReader("LOG00001.SFL") works.
 
 Timestamps are seconds as floats (python-can's unit): Unix time for the realtime clock,
 else the firmware clock's seconds. channel is the CHANNEL name (can0, ...). Keyword
-argument errors="raise" (default) or "skip", as in streamfat.read_log."""
+argument errors="raise" (default) or "skip", as in streamfat.read_log; a path that is a
+directory (python-can reads one file) raises SourceIsADirectoryError."""
+import os
+
 import can
 from can.io.generic import MessageReader
 
+from .errors import SourceIsADirectoryError
 from .reader import Frame, read_log
 
 
 class SflReader(MessageReader):
     def __init__(self, file, errors="raise", **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) and os.path.isdir(file):
+            raise SourceIsADirectoryError(os.fsdecode(file))
         self.file = file
         self.errors = errors
 

@@ -1,4 +1,5 @@
 """The package's exceptions."""
+import errno as _errno
 
 
 class StreamfatError(Exception):
@@ -19,6 +20,33 @@ class FormatError(StreamfatError, ValueError):
         super().__init__(f"{file}: block {block} (offset {offset}): {why}")
 
 
+class NotALogError(FormatError):
+    """A non-empty file without one valid block: what `streamfat export` calls "not a
+    streamfat log" (exit status 1). A FormatError of kind "not a log" at block 0, with a
+    message of one line that names the file and its size."""
+
+    def __init__(self, file, size, volume_too=False):
+        super().__init__(file, 0, 0, "not a log", "no valid block")
+        self.size = size
+        what = "neither a streamfat log nor a FAT/exFAT volume" if volume_too else \
+            "not a streamfat log"
+        self.args = (f"{file}: {what}: no valid block in {size} bytes",)
+
+    def __str__(self):
+        return self.args[0]
+
+
+class SourceNotFoundError(StreamfatError, FileNotFoundError):
+    """A source path that does not exist: a FileNotFoundError whose text is one line,
+    `PATH: no such file or directory` (not Python's `[Errno 2] ...`)."""
+
+    def __init__(self, path):
+        super().__init__(_errno.ENOENT, "no such file or directory", path)
+
+    def __str__(self):
+        return f"{self.filename}: no such file or directory"
+
+
 class NotAVolumeError(StreamfatError, OSError):
     """The image or device holds no FAT/exFAT volume streamfat can mount."""
 
@@ -29,3 +57,14 @@ class DbcError(StreamfatError, ValueError):
 
 class LakeError(StreamfatError):
     """A directory that is not a streamfat lake, or a lake that cannot be written."""
+
+
+class SourceIsADirectoryError(StreamfatError, IsADirectoryError):
+    """A directory given where one log file is expected (python-can's LogReader reads one
+    file): `PATH: a directory, not a log file`."""
+
+    def __init__(self, path):
+        super().__init__(_errno.EISDIR, "a directory, not a log file", path)
+
+    def __str__(self):
+        return f"{self.filename}: a directory, not a log file"

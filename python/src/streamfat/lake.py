@@ -28,8 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import dbc as _dbc
-from .errors import DbcError, FormatError, LakeError, NotAVolumeError, StreamfatError
-from .reader import _decode_file, _frames_batch, _iter_files, _other_batch
+from .errors import (DbcError, FormatError, LakeError, NotAVolumeError, SourceNotFoundError,
+                     StreamfatError)
+from .reader import _damage_error, _decode_file, _frames_batch, _iter_files, _other_batch
 
 MANIFEST = "_streamfat_lake.json"
 ROW_GROUP = 1 << 20           # rows per Parquet row group, at most (docs/LAKE.md)
@@ -147,6 +148,7 @@ class Summary:
         self.dbc = _dbc.DecodeStats()
         self.damaged = {}
         self.drops = 0
+        self.not_logs = []            # NotALogError per file without one valid block
 
     def line(self):
         lm = sum(self.dbc.length_mismatch.values())
@@ -162,13 +164,16 @@ class Summary:
 def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
     """Add the rows of the log files of sources to the lake at out (created if missing).
     Returns a Summary."""
+    for src in sources:               # a typo is one line before anything is written
+        if isinstance(src, (str, bytes, os.PathLike)) and not os.path.lexists(src):
+            raise SourceNotFoundError(os.fsdecode(src))
     messages = _dbc.load(dbc_paths) if dbc_paths else {}
     lake = Lake(out)
     if not os.path.exists(lake.manifest_path):
         lake.save()                   # a new lake: a run killed in its first file leaves a lake
     sm = summary or Summary()
     for src in sources:
-        for name, f in _iter_files(src, strict=True):
+        for name, f in _iter_files(src):
             _ingest_file(lake, sm, name, f, messages, device, labels)
     lake.save()
     return sm
@@ -235,6 +240,9 @@ def _ingest_file(lake, sm, name, f, messages, device, labels):
     for k, v in ((state.stats or {}).get("damage", {}) if state else {}).items():
         if v:
             sm.damaged[k] = sm.damaged.get(k, 0) + v
+    for d in (state.damage if state else []):
+        if d.kind == "not a log":     # no valid block: an error (exit 1), as for export
+            sm.not_logs.append(_damage_error(state, d))
     if parts is None:                 # no header block: no file id, no clock
         return
     if last == after:
@@ -362,10 +370,21 @@ def main(argv=None, prog="streamfat-lake"):
     try:
         sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels)
     except (StreamfatError, OSError) as e:
-        print(f"{prog}: {e}", file=sys.stderr)
+        print(f"{prog}: {_one_line(e)}", file=sys.stderr)
         return 1
     print(sm.line())
-    return 0
+    for e in sm.not_logs:             # the rest is in the lake; these files are not logs
+        print(f"{prog}: {e}", file=sys.stderr)
+    return 1 if sm.not_logs else 0
+
+
+def _one_line(e):
+    """An error's one line: `PATH: why` for an OSError of Python's (not `[Errno 2] ...`)."""
+    if isinstance(e, OSError) and not isinstance(e, StreamfatError) and e.strerror:
+        what = os.fsdecode(e.filename) if e.filename is not None else None
+        why = e.strerror[:1].lower() + e.strerror[1:]
+        return f"{what}: {why}" if what else why
+    return str(e)
 
 
 if __name__ == "__main__":            # pragma: no cover

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _core
-from .errors import FormatError, NotAVolumeError
+from .errors import FormatError, NotALogError, NotAVolumeError, SourceNotFoundError
 from .volume import Volume, VolumeFile
 
 CHUNK = 4 << 20               # bytes of a file decoded per batch
@@ -41,7 +41,7 @@ _FLAG_BITS = (("ext", 0x01), ("rtr", 0x02), ("fd", 0x08), ("brs", 0x10), ("esi",
 
 class Header(NamedTuple):
     file: str
-    start_ts: int
+    start_ts: Optional[int]      # None: the writer had no wall clock (docs/FORMAT.md)
     clock: str
     file_index: int
     session_id: int
@@ -147,7 +147,10 @@ def _iter_files(source, strict=False):
     path = os.fspath(source)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    st = os.stat(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise SourceNotFoundError(path) from None
     if stat.S_ISDIR(st.st_mode):
         for f in _sfl_files_in_dir(path):
             with open(f, "rb", buffering=0) as fh:
@@ -156,7 +159,8 @@ def _iter_files(source, strict=False):
     if stat.S_ISREG(st.st_mode):
         with open(path, "rb", buffering=0) as fh:
             head = fh.read(4)
-        if path.lower().endswith(".sfl") or head == b"SFLB":
+        # an empty file is a log never written (docs/FORMAT.md): no records, no damage
+        if path.lower().endswith(".sfl") or head == b"SFLB" or not st.st_size:
             with open(path, "rb", buffering=0) as fh:
                 yield path, fh
             return
@@ -165,13 +169,27 @@ def _iter_files(source, strict=False):
     except NotAVolumeError:
         if strict or not stat.S_ISREG(st.st_mode):
             raise
-        with open(path, "rb", buffering=0) as fh:     # a log whose block 0 is damaged?
-            yield path, fh
+        # a log whose block 0 is damaged? Read as one; if no block is valid, the error
+        # says it is neither a log nor a volume
+        with open(path, "rb", buffering=0) as fh:
+            yield path, _NeitherFile(fh)
         return
     with vol:
         for p in vol.log_files():
             with vol.open(p) as f:
                 yield f.name, f
+
+
+class _NeitherFile:
+    """A file that is no volume, read as a log: its not-a-log error says both."""
+    neither = True
+
+    def __init__(self, f):
+        self.f = f
+        self.name = f.name
+
+    def readinto(self, b):
+        return self.f.readinto(b)
 
 
 def list_sources(source):
@@ -189,11 +207,14 @@ class _FileState:
         self.meta = {}
         self.stats = None
         self.damage = []             # Damage records
+        self.size = 0                # bytes read so far
+        self.neither = False         # a file that is no volume either (_NeitherFile)
 
 
 def _decode_file(name, f, chunk=CHUNK):
     """Yield (state, batch) per chunk of one file; state.stats is set after the last."""
     st = _FileState(name)
+    st.neither = getattr(f, "neither", False)
     dec = _core.Decoder()
     buf = bytearray(chunk)
     mv = memoryview(buf)
@@ -210,15 +231,18 @@ def _decode_file(name, f, chunk=CHUNK):
         else:
             piece = f.read(chunk) or b""
             n = len(piece)
+        st.size += n or 0
         ended = dec.decode(piece, not n)
         b = dec.take()
         if st.header is None and dec.header() is not None:
             h = dec.header()
-            st.header = Header(name, h["start_ts"], CLOCKS.get(h["clock"], str(h["clock"])),
+            # start_ts 0: the writer had no wall clock (docs/FORMAT.md): None
+            st.header = Header(name, h["start_ts"] or None,
+                               CLOCKS.get(h["clock"], str(h["clock"])),
                                h["file_index"], h["session_id"], h["file_id"], h["block_size"])
         bs = st.header.block_size if st.header else 0
         for cat, reason, block, count, offset, length, blocks, at_can, at_other in b["damage"]:
-            if cat == "bad-can" and bs:
+            if cat in ("bad-can", "short-body", "bad-time") and bs:
                 offset = block * bs
             st.damage.append(Damage(name, cat, reason, block, offset, blocks))
         _names_and_meta(st, b)
@@ -240,19 +264,32 @@ def _names_and_meta(st, b):
     m, types, offs = _others(b)
     if not m:
         return
-    for i in np.nonzero((types == REC_CHANNEL) | (types == REC_META))[0]:
-        body = _body(b, i, offs).decode("utf-8", "replace")
-        if types[i] == REC_CHANNEL:
-            st.names[int(b["channel"][i])] = body
-        else:
-            k, _, v = body.partition("=")
-            st.meta.setdefault(k, v)
+    # docs/FORMAT.md, Channel names: the decoder picks the CHANNEL records that name their
+    # channel (the first usable name, before any use); the rest change nothing.
+    for i in np.frombuffer(b["naming"], np.uint32).tolist():
+        st.names[int(b["channel"][i])] = _body(b, i, offs).decode("utf-8")
+    for i in np.nonzero(types == REC_META)[0]:
+        k, _, v = _body(b, i, offs).decode("utf-8", "replace").partition("=")
+        st.meta.setdefault(k, v)
+
+
+def _chan_name(names, c):
+    """A channel's name: its CHANNEL record's, else can<N> (docs/FORMAT.md)."""
+    return names.get(c) or "can%d" % c
+
+
+def _damage_error(st, d):
+    """The exception errors="raise" raises for damage d: a file without one valid block
+    is "not a streamfat log" (NotALogError, the words and the exit status of `streamfat
+    export`), anything else a FormatError naming the block."""
+    if d.kind == "not a log":
+        return NotALogError(st.name, st.size, st.neither)
+    return FormatError(st.name, d.block, d.offset, d.kind, d.reason, d.blocks)
 
 
 def _raise_first(st, b):
     if b["damage"]:
-        d = st.damage[-len(b["damage"])]
-        raise FormatError(st.name, d.block, d.offset, d.kind, d.reason, d.blocks)
+        raise _damage_error(st, st.damage[-len(b["damage"])])
 
 
 def _clock(st):
@@ -267,7 +304,7 @@ def _channel_array(chan_u8, names):
     used = np.nonzero(np.bincount(chan_u8, minlength=256))[0]
     lut = np.zeros(256, np.int32)
     lut[used] = np.arange(len(used), dtype=np.int32)
-    dictionary = pa.array([names.get(int(c), str(int(c))) for c in used], pa.string())
+    dictionary = pa.array([_chan_name(names, int(c)) for c in used], pa.string())
     return pa.DictionaryArray.from_arrays(pa.array(lut[chan_u8], pa.int32()), dictionary)
 
 
@@ -275,7 +312,7 @@ def _channel_dict(b, names):
     """The channel column from the C-made dictionary indices (int32 into the sorted
     channel numbers used)."""
     used = b["can_chan_used"]
-    dictionary = pa.array([names.get(c, str(c)) for c in used], pa.string())
+    dictionary = pa.array([_chan_name(names, c) for c in used], pa.string())
     idx = pa.Array.from_buffers(pa.int32(), b["ncan"], [None, pa.py_buffer(b["can_chan_idx"])])
     return pa.DictionaryArray.from_arrays(idx, dictionary, safe=False)
 
@@ -504,7 +541,7 @@ def _records(st, b):
         for i in range(n):
             f = fl[i]
             yield (i, before[i], 2), Frame(
-                ts[i], names.get(ch[i], str(ch[i])), ids[i], bool(f & 1), bool(f & 2),
+                ts[i], _chan_name(names, ch[i]), ids[i], bool(f & 1), bool(f & 2),
                 bool(f & 8), bool(f & 16), bool(f & 32), bool(f & 4), ln[i],
                 data[offs[i]:offs[i + 1]])
 
@@ -516,12 +553,12 @@ def _records(st, b):
             body = _body(b, j, ooffs)
             t, c, ty = ots[j], och[j], int(types[j])
             if ty == REC_SAMPLE:
-                r = Sample(t, names.get(c, str(c)), ofl[j], body)
+                r = Sample(t, _chan_name(names, c), ofl[j], body)
             elif ty == REC_TEXT:
-                r = Text(t, names.get(c, str(c)), body.decode("utf-8", "replace"))
+                r = Text(t, _chan_name(names, c), body.decode("utf-8", "replace"))
             elif ty == REC_LATENCY and len(body) >= 16:
                 lat, per = np.frombuffer(body[:16], "<i8")
-                r = Latency(t, names.get(c, str(c)), int(lat), int(per) & (2**64 - 1))
+                r = Latency(t, _chan_name(names, c), int(lat), int(per) & (2**64 - 1))
             elif ty == REC_DROP and len(body) >= 24:
                 cnt, a, z = np.frombuffer(body[:24], "<u8").tolist()
                 r = Drop(t, cnt, a, z)
@@ -559,6 +596,5 @@ def read_log(source, errors="raise"):
                 yield st.header
             for _key, rec in _records(st, b):
                 if isinstance(rec, Damage) and errors == "raise":
-                    raise FormatError(rec.file, rec.block, rec.offset, rec.kind, rec.reason,
-                                      rec.blocks)
+                    raise _damage_error(st, rec)
                 yield rec

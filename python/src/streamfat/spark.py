@@ -1,8 +1,11 @@
 """A PySpark data source (Spark >= 4.0's Python Data Source API) for streamfat logs.
 
     import streamfat.spark
-    streamfat.spark.register(spark)
+    spark = streamfat.spark.local_session()      # or register(spark) with a session of yours
     df = spark.read.format("streamfat").option("dbc", "vehicle.dbc").load("/data/logs/")
+
+Spark's Python workers must import streamfat: local_session() runs them with this Python;
+register(spark) checks a session's workers and says what to set (PYSPARK_PYTHON) if not.
 
 load(PATH): a directory (every .SFL file below it), a .SFL file, an image (every .SFL file of
 its volume); several paths separated by commas. Options:
@@ -27,14 +30,18 @@ Partitions: one per file, or per block range of a large file; executors need the
 installed (pip install ./python, or spark-submit --py-files with a built wheel) and the
 DBC and log paths readable. Spark's timestamps have microseconds: ts is the record time in
 microseconds (null for a free-running clock), ts_ns the exact nanoseconds."""
+import inspect
 import os
+import stat
+import sys
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from . import dbc as _dbc
-from .reader import (_decode_file, _frames_batch, _iter_files, _other_batch, _raise_first,
+from .errors import NotAVolumeError, SourceNotFoundError, StreamfatError
+from .reader import (_decode_file, _frames_batch, _NeitherFile, _other_batch, _raise_first,
                      _sfl_files_in_dir)
 from .volume import Volume
 
@@ -48,15 +55,100 @@ DAMAGE_DDL = ("file string, kind string, reason string, block bigint, offset big
 DAY_NS = 86_400 * 10**9
 
 
-def register(spark):
-    """Register the "streamfat" format with a SparkSession."""
+def register(spark, check_workers=True):
+    """Register the "streamfat" format with a SparkSession.
+
+    check_workers: first run one task that imports streamfat in Spark's Python worker, and
+    raise SparkWorkerError (one message: which Python the workers run, what to set) when it
+    cannot; otherwise every load() would fail later inside Spark with "No module named
+    'streamfat'". Spark starts its workers with PYSPARK_PYTHON (or the configuration
+    spark.pyspark.python), else `python3` from PATH, not the Python of the driver."""
+    if check_workers:
+        _check_workers(spark)
     spark.dataSource.register(StreamfatDataSource)
 
 
+def local_session(master="local[*]", app_name="streamfat", **conf):
+    """A local SparkSession whose workers run this Python (sys.executable, which has
+    streamfat), with the "streamfat" format registered. conf: more settings
+    (local_session(**{"spark.driver.memory": "2g"})). If a session is already running, Spark returns it and ignores static settings
+    (spark.pyspark.python among them): register() then says whether its workers work."""
+    from pyspark.sql import SparkSession
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    b = (SparkSession.builder.master(master).appName(app_name)
+         .config("spark.pyspark.python", sys.executable)
+         .config("spark.pyspark.driver.python", sys.executable))
+    for k, v in conf.items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    register(spark)
+    return spark
+
+
+class SparkWorkerError(StreamfatError, RuntimeError):
+    """Spark's Python workers cannot import streamfat (register(spark))."""
+
+
+def _check_workers(spark):
+    try:
+        sc = spark.sparkContext
+    except Exception:                 # Spark Connect: no SparkContext on this side
+        return
+
+    # defined here, not at module level: cloudpickle then ships the function itself, not a
+    # reference to streamfat.spark that a worker without streamfat could not even unpickle
+    def probe(_rows):
+        import sys as _sys
+        try:
+            import streamfat._core  # noqa: F401
+            return [(True, _sys.executable, "")]
+        except Exception as e:      # ImportError, or a build for another Python
+            return [(False, _sys.executable, f"{type(e).__name__}: {e}")]
+
+    ok, exe, why = sc.parallelize([0], 1).mapPartitions(probe).collect()[0]
+    if ok:
+        return
+    setting = sc.getConf().get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+    how = (f"spark.pyspark.python / PYSPARK_PYTHON is {setting}" if setting else
+           "PYSPARK_PYTHON is not set, so Spark runs python3 from PATH")
+    raise SparkWorkerError(
+        f"streamfat.spark: Spark's Python workers ({exe}; {how}) cannot import streamfat "
+        f"({why}); set PYSPARK_PYTHON={sys.executable} before the session starts (or "
+        f".config(\"spark.pyspark.python\", sys.executable) on its builder), use "
+        f"streamfat.spark.local_session(), or install the package on every worker")
+
+
 class Part(InputPartition):
-    def __init__(self, image, path, first, last):
+    def __init__(self, image, path, first, last, neither=False):
         super().__init__(None)
         self.image, self.path, self.first, self.last = image, path, first, last
+        self.neither = neither        # a file that is no volume, read as a log
+
+
+def _log_files(p):
+    """[(image or None, path, neither)] of one load() path, with the readers' rules and
+    errors (streamfat.reader._iter_files): a directory, a .SFL file (or one starting with
+    a block, or empty), an image or device, else a file read as a log (neither=True: if no
+    block is valid, the error says it is no volume either)."""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise SourceNotFoundError(p) from None
+    if stat.S_ISDIR(st.st_mode):
+        return [(None, f, False) for f in _sfl_files_in_dir(p)]
+    if stat.S_ISREG(st.st_mode):
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+        if p.lower().endswith(".sfl") or head == b"SFLB" or not st.st_size:
+            return [(None, p, False)]
+    try:
+        with Volume(p) as v:
+            return [(p, f, False) for f in v.log_files()]
+    except NotAVolumeError:
+        if not stat.S_ISREG(st.st_mode):
+            raise
+        return [(None, p, True)]
 
 
 def _opt(options, key, default=None):
@@ -140,26 +232,18 @@ class StreamfatReader(DataSourceReader):
         self.wanted = None
         fields = getattr(schema, "fields", None)
         if fields is not None:
-            from pyspark.sql.pandas.types import to_arrow_type
-            self.wanted = [(f.name, to_arrow_type(f.dataType)) for f in fields]
+            self.wanted = [(f.name, _arrow_type(f.dataType)) for f in fields]
 
     def partitions(self):
         parts = []
         for p in (_opt(self.options, "path") or "").split(","):
             if not p:
                 continue
-            if os.path.isdir(p):
-                files = [(None, f) for f in _sfl_files_in_dir(p)]
-            elif p.lower().endswith(".sfl"):
-                files = [(None, p)]
-            else:
-                with Volume(p) as v:
-                    files = [(p, f) for f in v.log_files()]
-            for image, f in files:
-                parts += self._split(image, f)
+            for image, f, neither in _log_files(p):
+                parts += self._split(image, f, neither)
         return parts or [Part(None, None, 0, 0)]
 
-    def _split(self, image, path):
+    def _split(self, image, path, neither=False):
         """Block ranges [first, last] of a file (block 0, the header, goes with every one)."""
         if image:
             with Volume(image) as v:
@@ -170,7 +254,7 @@ class StreamfatReader(DataSourceReader):
             head = f.read(48)
         bs = int.from_bytes(head[40:44], "little") if head[:4] == b"SFLB" else 0
         if not bs or not self.per_part or size <= bs * self.per_part:
-            return [Part(image, path, 0, -1)]
+            return [Part(image, path, 0, -1, neither)]
         nblocks = (size + bs - 1) // bs
         # as many ranges as blocksPerPartition asks for, of equal size (not full ones and a
         # short rest): the partitions of a file give the cores equal work
@@ -202,12 +286,15 @@ class StreamfatReader(DataSourceReader):
         name = f"{part.image}:{part.path}" if part.image else part.path
         with self._open(part.image, part.path) as f:
             src = f if part.last < 0 else _Range(f, part.first, part.last)
+            rng = src
+            if part.neither:
+                src = _NeitherFile(src)
             for st, b in _decode_file(name, src):
-                if part.last >= 0 and src.zero_filled and b["damage"]:
+                if part.last >= 0 and rng.zero_filled and b["damage"]:
                     # block 0 was damaged, the gap came as zeros: the damage at block 0
                     # runs on over blocks that are another partition's
                     _cut_gap(st, b, part.first - 1)
-                    src.zero_filled = False
+                    rng.zero_filled = False
                 if errors == "raise":
                     _raise_first(st, b)
                 if self.kind == "damage":
@@ -297,6 +384,20 @@ class StreamfatReader(DataSourceReader):
                 cols.append(pa.nulls(n, typ))
             names.append(col)
         return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
+
+
+def _arrow_type(dt):
+    """The Arrow type Spark's Python data source worker expects for Spark type dt.
+
+    pyspark's to_arrow_type changed signature after 4.0: 4.0 has timestamp_utc=True (a
+    timestamp is timestamp[us, tz=UTC]); later versions (4.3 measured) take the time zone
+    as keyword `timezone` and assert that it is given for a timestamp, because it is the
+    caller's to choose. The data source worker builds its schema with timezone="UTC" (the
+    JVM reads Arrow timestamps as UTC instants), so UTC is right on both."""
+    from pyspark.sql.pandas.types import to_arrow_type
+    if "timezone" in inspect.signature(to_arrow_type).parameters:
+        return to_arrow_type(dt, timezone="UTC")
+    return to_arrow_type(dt)
 
 
 def _one(c):

@@ -3,9 +3,11 @@ import datetime as _dt
 import io
 import os
 import posixpath
+import stat
 from typing import NamedTuple
 
 from . import _core
+from .errors import NotAVolumeError, SourceNotFoundError
 
 ATTR_DIR = 0x10
 
@@ -58,12 +60,31 @@ class VolumeFile(io.RawIOBase):
         super().close()
 
 
+def _check_image(path):
+    """One clear line for what cannot be an image or a device, before the C layer turns it
+    into an errno ("invalid argument"): a missing path, a directory, an empty file, a file
+    that is not a whole number of 512-byte sectors."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise SourceNotFoundError(path) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise NotAVolumeError(f"{os.fsdecode(path)}: a directory, not an image or a device")
+    if stat.S_ISREG(st.st_mode) and st.st_size % 512:
+        raise NotAVolumeError(f"{os.fsdecode(path)}: not a FAT or exFAT volume ({st.st_size} "
+                              "bytes: not a whole number of 512-byte sectors)")
+    if stat.S_ISREG(st.st_mode) and not st.st_size:
+        raise NotAVolumeError(f"{os.fsdecode(path)}: not a FAT or exFAT volume (an empty "
+                              "file)")
+
+
 class Volume:
     """A mounted volume (read-only). `partition` 0: the volume itself or the first FAT/
     exFAT partition of an MBR/GPT disk; N: the Nth partition."""
 
     def __init__(self, path, partition=0):
         self.path = os.fspath(path)
+        _check_image(self.path)
         self._v = _core.Volume(self.path, partition)
 
     def info(self):
