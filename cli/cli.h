@@ -23,6 +23,12 @@ extern const char *cli_cmd;
 
 /* Print a usage error (two lines) and return CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rc, or CLI_ERR with one line when standard output could not be written (cli/main.c);
+ * main applies it to every command, a command that calls exit() itself applies it first. */
+int cli_stdout_checked(int rc);
+/* Until called again with NULL: messages (cli_err, cli_usage) show `shown` wherever they
+ * would name the temporary file `tmp` (cli/main.c). */
+void cli_path_alias(const char *tmp, const char *shown);
 /* Print "streamfat CMD: <message>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A host file that cannot be opened, in the one form every command uses (common/open_err.c):

@@ -627,6 +627,14 @@ int cmd_bench(int argc, char **argv)
     rc = parse(argc, argv, &o);
     if (rc)
         return rc < 0 ? CLI_OK : rc;
+    /* --plot and --csv into one file: the second would replace the first. */
+    if (o.plot && o.csv) {
+        struct stat ps, cs;
+        if (!strcmp(o.plot, o.csv) ||
+            (stat(o.plot, &ps) == 0 && stat(o.csv, &cs) == 0 && out_same_file(&ps, &cs)))
+            return cli_usage("--plot and --csv name the same file %s: one would replace the "
+                             "other", o.csv);
+    }
     /* A --plot or --csv that names the target is refused before the target is written. */
     have_target = stat(o.target, &target) == 0;
     for (int i = 0; i < 2 && have_target; i++) {

@@ -111,6 +111,7 @@ static const struct option longopts[] = {
 struct demo {
     struct sf_log *lg;
     atomic_int stop, pause, paused;
+    atomic_int ended;               /* the writer returned (an error: err): never pauses */
     int err;
 };
 
@@ -201,6 +202,7 @@ static void *writer_main(void *arg)
             nanosleep(&ts, NULL);
         }
     }
+    atomic_store(&d->ended, 1);
     return NULL;
 }
 
@@ -396,7 +398,7 @@ static int run_log(const char *image, struct sf_log_stats *st, struct sf_hist *d
     /* The burst: the writer is held (as if the card paused for garbage collection) while a
      * diagnostic dump floods the ring. */
     atomic_store(&d.pause, 1);
-    while (!atomic_load(&d.paused))
+    while (!atomic_load(&d.paused) && !atomic_load(&d.ended))   /* a device error ended it */
         sleep_ns(100000);
     {
         uint64_t refused = 0;
@@ -505,6 +507,7 @@ int cmd_demo(int argc, char **argv)
         out_close(&of, 0);
         goto fail;
     }
+    cli_path_alias(of.tmp, image);
     memset(&a, 0, sizeof a);
     a.target = of.tmp;
     a.fs_type = SF_FS_EXFAT;
@@ -515,9 +518,11 @@ int cmd_demo(int argc, char **argv)
     a.quiet = 1;
     memset(&dev, 0, sizeof dev);
     if (mkfs_run(&a) || run_log(of.tmp, &st, &dev, sent)) {
+        cli_path_alias(NULL, NULL);         /* out_close frees of.tmp */
         out_close(&of, 0);
         goto fail;
     }
+    cli_path_alias(NULL, NULL);
     if (out_close(&of, 1))
         goto fail;
     if (replacing)

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -272,15 +273,20 @@ static int close_out(FILE *f, struct out_file *of, int complete, const char *nam
  * that (a pipe, a terminal, a file opened for appending or written into already), it is
  * built in an unlinked temporary file in $TMPDIR (else /tmp) and copied out once complete:
  * the output gets the same bytes as `-o FILE` would, or nothing. */
-static FILE *open_spool(void)
+static const char *spool_dir(void)
 {
     const char *dir = getenv("TMPDIR");
+
+    return dir && *dir ? dir : "/tmp";
+}
+
+static FILE *open_spool(void)
+{
+    const char *dir = spool_dir();
     char *p;
     int fd;
     FILE *f = NULL;
 
-    if (!dir || !*dir)
-        dir = "/tmp";
     if (!(p = malloc(strlen(dir) + 32))) {
         cli_err("out of memory");
         return NULL;
@@ -288,7 +294,7 @@ static FILE *open_spool(void)
     sprintf(p, "%s/streamfat-mf4.XXXXXX", dir);
     if ((fd = mkstemp(p)) < 0 || !(f = fdopen(fd, "w+"))) {
         cli_err("%s: cannot make a temporary file to build the MF4 in (it seeks back to "
-                "finish its header; -o FILE needs none): %s", dir, strerror(errno));
+                "finish its header; -o FILE needs none): %s", dir, cli_errno_text(errno));
         if (fd >= 0)
             close(fd);
     }
@@ -326,11 +332,16 @@ static int export_to(const struct export_opts *o, const char *src, struct export
                      FILE *out, const char *out_name, int check_match)
 {
     FILE *spool = NULL;
+    char spool_name[PATH_MAX + 64];
     int rc;
 
     if (o->w == &export_mf4 && !out_seekable(out) && !(spool = open_spool()))
         return CLI_ERR;
-    rc = export_one(o, src, in, spool ? spool : out, out_name, check_match);
+    /* A write that fails while the MF4 is built (TMPDIR full) is the temporary file's, not
+     * the output's: the message names where the room is missing. */
+    snprintf(spool_name, sizeof spool_name, "the temporary MF4 in %s", spool_dir());
+    rc = export_one(o, src, in, spool ? spool : out, spool ? spool_name : out_name,
+                    check_match);
     if (spool) {
         if (in->complete && copy_spool(spool, out, out_name)) {
             in->complete = 0;

@@ -557,7 +557,7 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             given[c - OPT_FILTER] = optarg;
     }
     if (c < 0 && cl.status == CLI_OK)
-        exit(CLI_OK);                       /* the help: nothing more to do */
+        exit(cli_stdout_checked(CLI_OK));   /* the help: nothing more to do */
     if (c < 0)
         return cl.status;
     a->partition = cl.partition;
@@ -885,7 +885,10 @@ static int log_run(int argc, char **argv)
             error = error_buf;
         }
         status = CLI_ERR;
-        log_names_sweep(&t.vol, a.target, ldir, &before);     /* prints its own error */
+        long removed = log_names_sweep(&t.vol, a.target, ldir, &before); /* prints its error */
+        /* the summary and --json count the files left, not the ones just removed */
+        if (removed > 0)
+            w.st.files = w.st.files > (uint64_t)removed ? w.st.files - (uint64_t)removed : 0;
     }
     log_names_free(&before);
     if (status == CLI_OK && (w.st.records_dropped || ss.kernel_dropped))

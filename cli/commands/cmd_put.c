@@ -434,7 +434,15 @@ int cmd_put(int argc, char **argv)
             return CLI_ERR;
         }
         if (fstat(fd, &hs) == 0 && S_ISDIR(hs.st_mode)) {
-            cli_err("%s: is a directory", src);
+            cli_open_err(src, EISDIR);
+            close(fd);
+            return CLI_ERR;
+        }
+        /* The image copied into itself grows as it is read, until the volume is full. */
+        struct stat is;
+        const char *dev = target_dev_path(argv[optind]);
+        if (dev && stat(dev, &is) == 0 && out_same_file(&hs, &is)) {
+            cli_err("%s: is the image this command writes into; not copied into itself", src);
             close(fd);
             return CLI_ERR;
         }

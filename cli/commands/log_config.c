@@ -106,10 +106,18 @@ static int scalar(const cJSON *j, char *buf, size_t n)
     }
     if (cJSON_IsNumber(j)) {
         double d = j->valuedouble;
-        if (d == (double)(long long)d)
+        if (d == (double)(long long)d) {
             snprintf(buf, n, "%lld", (long long)d);
-        else
-            snprintf(buf, n, "%.17g", d);
+            return 0;
+        }
+        /* The shortest text that reads back as the same double is what the file said:
+         * 0.1, not %.17g's 0.10000000000000001, which a duration refuses as finer than a
+         * nanosecond and a message would show as a value nobody wrote. */
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, n, "%.*g", prec, d);
+            if (strtod(buf, NULL) == d)
+                break;
+        }
         return 0;
     }
     return -1;
@@ -134,6 +142,12 @@ static char *read_file(const char *path)
             break;
         }
         b = nb;
+    }
+    if (b && ferror(f)) {           /* a directory opens, and its read fails (EISDIR) */
+        int e = errno;
+        free(b);
+        b = NULL;
+        errno = e;
     }
     if (b)
         b[n] = 0;

@@ -191,6 +191,38 @@ static const char *other_fs(const uint8_t *b, size_t len)
     return NULL;
 }
 
+/* ---- a table that is gone ---------------------------------------------------------- */
+
+/* The first MiB is all zero (a wiped partition table) but the target still holds what was
+ * behind it: the backup GPT header in the last sector, or a FAT/exFAT boot sector where
+ * partitioning tools and SD cards start the first partition (1, 2, 4 ... 64 MiB). Described
+ * into what: 1, else 0. */
+static int lost_table(int fd, off_t size, char *what, size_t n)
+{
+    static const uint32_t ss[2] = { 512, 4096 };
+    uint8_t sec[512];
+
+    for (int i = 0; i < 2; i++)
+        if (size >= 2 * (off_t)ss[i] &&
+            pread(fd, sec, sizeof sec, size - ss[i]) == (ssize_t)sizeof sec &&
+            memcmp(sec, "EFI PART", 8) == 0) {
+            snprintf(what, n, "a backup GPT header in its last sector (the partition table at "
+                     "its start is gone)");
+            return 1;
+        }
+    for (off_t off = LOOK_BYTES; off <= (off_t)64 << 20 && off + 512 <= size; off *= 2) {
+        int kind;
+        if (pread(fd, sec, sizeof sec, off) == (ssize_t)sizeof sec &&
+            (kind = sf_boot_sector_kind(sec, sizeof sec)) != 0) {
+            snprintf(what, n, "%s %s boot sector at offset %lld (a volume whose partition "
+                     "table is gone)", kind == SF_FS_EXFAT ? "an" : "a", cli_fs_name((uint8_t)kind),
+                     (long long)off);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- the check ---------------------------------------------------------------------- */
 
 int format_guard_look(const char *target, char *what, size_t n)
@@ -216,6 +248,11 @@ int format_guard_look(const char *target, char *what, size_t n)
     if (len < 0)
         snprintf(what, n, "data that could not be read (%s)", head ? strerror(errno)
                                                                     : "out of memory");
+    if (len > 0 && first_nonzero(head, (size_t)len) < 0 && lost_table(fd, size, what, n)) {
+        close(fd);
+        free(head);
+        return 1;
+    }
     close(fd);
     if (len <= 0 || first_nonzero(head, (size_t)len) < 0) {
         free(head);

@@ -42,6 +42,42 @@ int out_seekable(FILE *f)
            (fl = fcntl(fd, F_GETFL)) >= 0 && !(fl & O_APPEND) && ftello(f) == 0;
 }
 
+/* A symbolic link whose target does not exist yet: the path of that target (followed
+ * through further links), so the new file is created where the link points, as open(2)
+ * would, instead of replacing the link. NULL with errno 0 when path is no such link. */
+static char *dangling_target(const char *path)
+{
+    char *cur = strdup(path), link[PATH_MAX];
+    struct stat ls;
+
+    for (int hops = 0; cur && hops < 40; hops++) {
+        ssize_t n;
+        if (lstat(cur, &ls) || !S_ISLNK(ls.st_mode) ||
+            (n = readlink(cur, link, sizeof link - 1)) < 0)
+            break;
+        link[n] = '\0';
+        const char *slash = strrchr(cur, '/');
+        size_t dl = link[0] != '/' && slash ? (size_t)(slash - cur + 1) : 0;
+        char *next = malloc(dl + (size_t)n + 1);
+        if (next) {
+            memcpy(next, cur, dl);
+            memcpy(next + dl, link, (size_t)n + 1);
+        }
+        free(cur);
+        cur = next;
+    }
+    if (!cur) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (strcmp(cur, path) == 0) {   /* no link: the path itself */
+        free(cur);
+        errno = 0;
+        return NULL;
+    }
+    return cur;
+}
+
 int out_open(struct out_file *o, const char *path, const struct stat *input)
 {
     struct stat st;
@@ -58,15 +94,25 @@ int out_open(struct out_file *o, const char *path, const struct stat *input)
     }
     if (have && !S_ISREG(st.st_mode)) {
         if (!(o->f = fopen(path, "w"))) {
-            cli_err("%s: %s", path, strerror(errno));
+            cli_open_err(path, errno);
             return CLI_ERR;
         }
         return 0;
     }
+    /* rename(2) needs only the directory's permission: a file the user may not write (mode
+     * 0444, another user's) is refused as opening it for writing would refuse it. */
+    if (have && access(path, W_OK)) {
+        cli_open_err(path, errno);
+        return CLI_ERR;
+    }
     if (have) {
         mode = st.st_mode & 07777;
         real = realpath(path, NULL);        /* a symbolic link: replace what it points to */
-    } else {
+    } else if (!(real = dangling_target(path)) && errno == ENOMEM) {
+        cli_err("out of memory");
+        return CLI_ERR;
+    }
+    if (!have) {
         mode_t um = umask(0);
         umask(um);
         mode = 0666 & ~um;
@@ -83,11 +129,22 @@ int out_open(struct out_file *o, const char *path, const struct stat *input)
         goto fail;
     }
     if ((fd = mkstemp(o->tmp)) < 0) {
-        cli_err("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        int e = errno;
+        if (have && (e == EACCES || e == EROFS))   /* the file could be written, not its dir */
+            cli_err("%s: cannot open: %s (the new file is written beside it and renamed into "
+                    "place: its directory must be writable)", path, cli_errno_text(e));
+        else
+            cli_open_err(path, e);
         goto fail;
     }
+    /* The replacement keeps the owner of the file it replaces where we may set it (root:
+     * 'sudo streamfat get ... ~/f' must not leave a file its user cannot write; open with
+     * O_TRUNC kept it). Not allowed otherwise, and then nothing to keep: ignored. */
+    if (have && fchown(fd, st.st_uid, st.st_gid)) {
+        /* not the owner and not root: the new file is the user's, as a new file is */
+    }
     if (fchmod(fd, mode) || !(o->f = fdopen(fd, "w"))) {
-        cli_err("%s: %s", o->tmp, strerror(errno));
+        cli_err("%s: %s", path, cli_errno_text(errno));
         close(fd);
         unlink(o->tmp);
         goto fail;

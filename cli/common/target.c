@@ -150,8 +150,7 @@ static int open_dev(struct target *t, const char *path, unsigned flags)
         if (sf_filebd_open(&t->fbd, path, ff, 0, 0) == 0) {
             if (lock_image(&t->fbd, path, ff))
                 return CLI_ERR;
-            fprintf(stderr, "streamfat %s: note: %s: O_DIRECT not supported here; using "
-                    "buffered I/O\n", cli_cmd, path);
+            cli_err("note: %s: O_DIRECT not supported here; using buffered I/O", path);
             return 0;
         }
     }
@@ -200,8 +199,7 @@ static int set_sector_size(struct target *t, const char *path, unsigned flags, u
     if (err == SF_EINVAL && t->fbd.direct) {
         sf_filebd_close(&t->fbd);
         t->opened = 0;
-        fprintf(stderr, "streamfat %s: note: %s: O_DIRECT refused for %u-byte sectors; using "
-                "buffered I/O\n", cli_cmd, path, ss);
+        cli_err("note: %s: O_DIRECT refused for %u-byte sectors; using buffered I/O", path, ss);
         if (target_open_dev(&t->fbd, path, (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0,
                             0, 0))
             return CLI_ERR;
@@ -275,8 +273,7 @@ int target_locate(struct target *t, const char *path, unsigned flags, uint32_t p
         uint32_t fs_ss = t->fbd.bd.sector_size;
         sf_filebd_close(&t->fbd);
         t->opened = 0;
-        fprintf(stderr, "streamfat %s: note: %s: O_DIRECT buffer alignment unknown here; "
-                "using buffered I/O\n", cli_cmd, path);
+        cli_err("note: %s: O_DIRECT buffer alignment unknown here; using buffered I/O", path);
         if (target_open_dev(&t->fbd, path, (flags & TARGET_RDONLY) ? SF_FILEBD_RDONLY : 0,
                             0, 0))
             return CLI_ERR;

@@ -91,3 +91,17 @@ done <<'TABLE'
 2|invalid --capacity '0': must be more than 0|plan --rate 100MB/s --capacity 0
 TABLE
 log "$n out-of-range values refused, each with its range"
+
+# A JSON number is read as written (review of item 21): {"split-time": 0.1} is the bound
+# itself and accepted; 0.0999 is refused naming 0.0999 (both were refused as "finer than a
+# nanosecond", shown as 0.10000000000000001); a fraction of a second in "duration" too.
+for v in 0.1 0.25 1.1 2.000000001; do
+    printf '{"split-time": %s, "duration": %s}\n' "$v" "$v" >frac.json
+    sf_ok log --config frac.json --print-config --source gen:can x.img >pc.json
+    grep -q "\"split-time\":[[:space:]]*\"$v\"" pc.json || { cat pc.json >&2; fail "--config split-time $v: not read as $v"; }
+    grep -q "\"duration\":[[:space:]]*\"$v\"" pc.json || { cat pc.json >&2; fail "--config duration $v: not read as $v"; }
+done
+printf '{"split-time": 0.0999}\n' >below.json
+sf_err 2 log --config below.json --source gen:can x.img
+grep -q -- "--split-time 0.0999 out of range: at least 100ms" "$SF_LAST_ERR" || fail "--config split-time 0.0999: not refused with its range"
+[[ ! -e x.img ]] || fail "x.img was created"

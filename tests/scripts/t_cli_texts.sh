@@ -83,6 +83,17 @@ open_err log --source gen:can --duration 1 no.img -- no.img
 sf_err 1 export adir
 grep -qxF "streamfat export: adir: cannot open: is a directory" "$SF_LAST_ERR" ||
     { cat "$SF_LAST_ERR" >&2; fail "export of a directory: not 'is a directory'"; }
+# a directory where a host file is read: the same form (review: --config said "JSON syntax
+# error on line 1", exit 2; put said "adir: is a directory")
+dir_err() {
+    sf_err 1 "$@"
+    grep -qxF "streamfat $1: adir: cannot open: is a directory" "$SF_LAST_ERR" ||
+        { cat "$SF_LAST_ERR" >&2; fail "streamfat $*: not 'adir: cannot open: is a directory'"; }
+}
+dir_err put img.img adir x
+if sf log --source gen:can --print-config x.img >/dev/null; then   # built with cJSON
+    dir_err log --config adir --source gen:can img.img
+fi
 sf_err 1 export -f csv --all img.img afile
 grep -q "afile: not a directory" "$SF_LAST_ERR" ||
     { cat "$SF_LAST_ERR" >&2; fail "export --all into a regular file: not 'not a directory'"; }

@@ -39,7 +39,12 @@ with open("ext4.img", "wb") as f:        # an ext2/3/4 superblock's magic, at 10
     f.seek(1080)
     f.write(b"\x53\xef")
 PY
-for t in exfat fat32 fat16 mbr gpt zero unknown ext4; do cp --sparse=always "$t.img" "$t.orig"; done
+# a partition table wiped with the first MiB (review): the MBR image's volume at 1 MiB, the
+# GPT image's backup header in its last sector; formatted without a word before
+cp --sparse=always mbr.img lostmbr.img && cp --sparse=always gpt.img lostgpt.img
+dd if=/dev/zero of=lostmbr.img bs=1M count=1 conv=notrunc status=none </dev/null
+dd if=/dev/zero of=lostgpt.img bs=1M count=1 conv=notrunc status=none </dev/null
+for t in exfat fat32 fat16 mbr gpt zero unknown ext4 lostmbr lostgpt; do cp --sparse=always "$t.img" "$t.orig"; done
 
 # What the refusal must say, per target (an extended regular expression).
 declare -A says=(
@@ -50,6 +55,8 @@ declare -A says=(
     [gpt]='holds a GPT partition table \(1 partition\) with a FAT32 volume \(no label, 0 logs\)'
     [unknown]='holds data that is not a FAT or exFAT volume \(the first non-zero byte is at offset [0-9]+\)'
     [ext4]='holds an ext2/3/4 file system'
+    [lostmbr]='holds an exFAT boot sector at offset 1048576 \(a volume whose partition table is gone\)'
+    [lostgpt]='holds a backup GPT header in its last sector \(the partition table at its start is gone\)'
 )
 # What a volume's refusal says about logging onto it, per command.
 declare -A loghint=([mkfs]="'streamfat log' logs onto it as it is" [log]='without --mkfs the log goes onto it' [demo]='')
@@ -66,7 +73,7 @@ run() {
 }
 
 for cmd in mkfs log demo; do
-    for t in exfat fat32 fat16 mbr gpt unknown ext4; do
+    for t in exfat fat32 fat16 mbr gpt unknown ext4 lostmbr lostgpt; do
         cp --sparse=always "$t.orig" "$t.img"
         before=$(sha256sum <"$t.img")
         rc=0
@@ -76,7 +83,7 @@ for cmd in mkfs log demo; do
         grep -qE "^streamfat $cmd: $t.img: ${says[$t]}" "$SF_LAST_ERR" ||
             fail "$cmd on $t: the line does not say '${says[$t]}'"
         grep -q -- '--force erases it' "$SF_LAST_ERR" || fail "$cmd on $t: no word of --force"
-        if [[ $t != unknown && $t != ext4 && -n ${loghint[$cmd]} ]]; then
+        if [[ $t != unknown && $t != ext4 && $t != lost* && -n ${loghint[$cmd]} ]]; then
             grep -qF -- "${loghint[$cmd]}" "$SF_LAST_ERR" ||
                 fail "$cmd on $t: does not say how to log onto the volume"
         fi
@@ -85,7 +92,7 @@ for cmd in mkfs log demo; do
     log "$cmd: every target holding something refused, unchanged"
 
     # --force formats (the demo only once: it runs for seconds)
-    for t in exfat fat32 fat16 mbr gpt unknown ext4; do
+    for t in exfat fat32 fat16 mbr gpt unknown ext4 lostmbr lostgpt; do
         [[ $cmd == demo && $t != exfat ]] && continue
         cp --sparse=always "$t.orig" "$t.img"
         run "$cmd" "$t.img" --force || fail "$cmd --force on $t: exit $?"

@@ -67,6 +67,11 @@ nothing_from "empty stdin, --raw" '^streamfat log: stdin: nothing to log: the so
     "$WORK/none" --source stdin --raw
 nothing_from "empty stdin into a new --dir" '^streamfat log: stdin: no CAN frame in it: the input was empty$' \
     "$WORK/none" --source stdin --dir runs/today
+# the summary counts the files left (review: "files": 6 after removing all six)
+rc=0
+sf log --json --source udp:0 --duration 0.5 --split-time 0.1 "$IMG" </dev/null >"$WORK/json" || rc=$?
+((rc == 1)) || fail "udp --json: exit $rc, expected 1"
+grep -q '"files": 0,' "$WORK/json" || { cat "$WORK/json" >&2; fail "udp --json: 'files' counts the removed files"; }
 nothing_from "udp: nobody sends (rotating every 0.1 s)" \
     '^streamfat log: udp:0: nothing to log: the source gave no usable record$' \
     "$WORK/none" --source udp:0 --duration 0.5 --split-time 0.1
