@@ -136,8 +136,8 @@ def test_item9_can_bodies(tmp_path):
     exp, ref, arrow = readers(tmp_path, data)
     agree(exp, ref, arrow)
     assert [r for _, r in exp["lines"]] == [
-        "010#0102", "011#R3", "012##0" + bytes(range(9)).hex().upper(),
-        "013##0" + bytes(range(13)).hex().upper(), "014#01"]
+        "010#0102", "011#R3", "012##4" + bytes(range(9)).hex().upper(),
+        "013##4" + bytes(range(13)).hex().upper(), "014#01"]
     t = arrow["table"]
     assert t.column("dlc").to_pylist() == [2, 3, 9, 13, 1]
     assert t.column("data").to_pylist()[1] == b""

@@ -295,9 +295,12 @@ int main(int argc, char **argv)
                         if (chname[rc->channel][0])
                             snprintf(nm, sizeof nm, "%s", chname[rc->channel]);
                         else
-                            snprintf(nm, sizeof nm, "ch%u", rc->channel);
-                        fprintf(cd, "(%010" PRIu64 ".%06" PRIu64 ") %s ", rc->ts / 1000000000u,
-                                rc->ts % 1000000000u / 1000u, nm);
+                            snprintf(nm, sizeof nm, "can%u", rc->channel);
+                        /* to the nearest microsecond, as export's text formats give it
+                         * (docs/EXPORT.md, Timestamps) */
+                        uint64_t us = rc->ts / 1000u + (rc->ts % 1000u >= 500u);
+                        fprintf(cd, "(%010" PRIu64 ".%06" PRIu64 ") %s ", us / 1000000u,
+                                us % 1000000u, nm);
                         if (c.flags & SF_CAN_ERR)
                             fprintf(cd, "%08" PRIX32, c.id | 0x20000000u);
                         else if (c.flags & SF_CAN_EFF)

@@ -25,12 +25,16 @@ class NotALogError(FormatError):
     streamfat log" (exit status 1). A FormatError of kind "not a log" at block 0, with a
     message of one line that names the file and its size."""
 
-    def __init__(self, file, size, volume_too=False):
-        super().__init__(file, 0, 0, "not a log", "no valid block")
+    def __init__(self, file, size, volume_too=False, reason=None):
+        super().__init__(file, 0, 0, "not a log", reason or "no valid block")
         self.size = size
         what = "neither a streamfat log nor a FAT/exFAT volume" if volume_too else \
             "not a streamfat log"
-        self.args = (f"{file}: {what}: no valid block in {size} bytes",)
+        # a file refused for a required feature bit says so, as export does (docs/FORMAT.md,
+        # Versioning); otherwise it had no valid block
+        why = reason if reason and reason != "no valid block" else \
+            f"no valid block in {size} bytes"
+        self.args = (f"{file}: {what}: {why}",)
 
     def __str__(self):
         return self.args[0]

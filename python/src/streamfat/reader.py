@@ -283,7 +283,7 @@ def _damage_error(st, d):
     is "not a streamfat log" (NotALogError, the words and the exit status of `streamfat
     export`), anything else a FormatError naming the block."""
     if d.kind == "not a log":
-        return NotALogError(st.name, st.size, st.neither)
+        return NotALogError(st.name, st.size, st.neither, d.reason)
     return FormatError(st.name, d.block, d.offset, d.kind, d.reason, d.blocks)
 
 

@@ -29,7 +29,7 @@ info "candump $refn, logged $gotn, DROP records count $drops, kernel_dropped $kd
 [ $((refn - gotn)) = "$drops" ] || fail "candump $refn - logged $gotn != DROP records' $drops"
 [ "$kd" = "$drops" ] || fail "kernel_dropped $kd != DROP records' $drops"
 # the logged lines are candump's lines in order (a subsequence)
-awk 'NR == FNR { want[++n] = $0; next } { while (i < n && want[++i] != $0) ; if (want[i] != $0) { print "not in order:", $0; bad = 1; exit } } END { exit bad }' \
+awk "$SAME_FRAME"' NR == FNR { want[++n] = $0; next } { while (i < n && !same_frame(want[++i], $0)) ; if (!same_frame(want[i], $0)) { print "not in order:", $0; bad = 1; exit } } END { exit bad }' \
     ref.log got.log || fail "a logged frame is not candump's, or out of order"
 # each DROP record lies between the logged frames around it: first_ts <= last_ts
 awk '$1 == "drop" && $6 > $7 { print; bad = 1 } END { exit bad }' recs.txt || fail "DROP times reversed"
