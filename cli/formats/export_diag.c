@@ -101,7 +101,7 @@ int dj_str(struct export_ctx *x, struct diag_state *s, const char *t, uint32_t n
     return dj_s(x, s, "\"");
 }
 
-static int put_ts(struct export_ctx *x, struct diag_state *s, uint64_t ts)
+int dj_ts(struct export_ctx *x, struct diag_state *s, uint64_t ts)
 {
     if (x->relative) {
         if (ts < x->log_start)
@@ -122,8 +122,8 @@ int dj_head(struct export_ctx *x, struct diag_state *s, uint64_t first, uint64_t
     else
         name = x->ifname[channel];
     int eff = (flags & SF_CAN_EFF) != 0;
-    if (dj_s(x, s, "{\"ts_first\":") || put_ts(x, s, first) || dj_s(x, s, ",\"ts_last\":") ||
-        put_ts(x, s, last) || dj_s(x, s, ",\"channel\":") || dj_dec(x, s, channel) ||
+    if (dj_s(x, s, "{\"ts_first\":") || dj_ts(x, s, first) || dj_s(x, s, ",\"ts_last\":") ||
+        dj_ts(x, s, last) || dj_s(x, s, ",\"channel\":") || dj_dec(x, s, channel) ||
         dj_s(x, s, ",\"iface\":") || dj_str(x, s, name, (uint32_t)strlen(name)) ||
         dj_s(x, s, ",\"id\":\"") || dj_num(x, s, id, eff ? 8 : 3) ||
         dj_s(x, s, eff ? "\",\"eff\":true" : "\",\"eff\":false"))

@@ -52,6 +52,8 @@ int dj_sdec(struct export_ctx *x, struct diag_state *s, int64_t v);
 int dj_num(struct export_ctx *x, struct diag_state *s, uint32_t v, int digits);
 int dj_str(struct export_ctx *x, struct diag_state *s, const char *t, uint32_t n);
 int dj_double(struct export_ctx *x, struct diag_state *s, double v);
+/* a time in ns, from the log's start with --relative (negative when older) */
+int dj_ts(struct export_ctx *x, struct diag_state *s, uint64_t ts);
 /* {"ts_first":..,"ts_last":..,"channel":..,"iface":"..","id":"..","eff":.. */
 int dj_head(struct export_ctx *x, struct diag_state *s, uint64_t first, uint64_t last,
             uint8_t channel, uint32_t id, uint32_t flags);

@@ -108,10 +108,7 @@ static int uds_msg(struct export_ctx *x, struct diag_state *s, const struct sf_p
     } else {
         struct diag_req *q = find_req(s, m, u.sid);
         if (q) {
-            uint64_t ts = q->ts;
-            if (x->relative && ts >= x->log_start)
-                ts -= x->log_start;
-            if (dj_dec(x, s, ts))
+            if (dj_ts(x, s, q->ts))
                 return -1;
             if (!(u.kind == SF_UDS_NEGATIVE && u.nrc == SF_UDS_NRC_PENDING))
                 q->used = 0;

@@ -57,6 +57,7 @@ open(sys.argv[1], "w").write("\n".join(out) + "\n")
 PY
 sf_ok mkfs -q -t exfat -s 32M "$IMG"
 log_json "$WORK/log.json" --source "file:$WORK/in.log" --fast "$IMG" || fail "log failed"
+sf_ok export -f uds --relative -o "$WORK/rel.jsonl" "$IMG" LOG00001.SFL
 for v in uds obd j1939; do
     sf_ok export -f $v -o "$WORK/$v.jsonl" "$IMG" LOG00001.SFL
 done
@@ -89,6 +90,12 @@ assert got == want, "\n".join(map(str, got))
 assert uds[1]["req_ts"] == uds[0]["ts_first"] and uds[2]["req_ts"] == uds[0]["ts_first"]
 assert uds[4]["req_ts"] == uds[3]["ts_first"] and uds[7]["req_ts"] == uds[6]["ts_first"]
 assert uds[0]["req_ts"] is None and uds[2]["fc_id"] == "7E0"
+# --relative: every time from the log's start, req_ts too
+rel = rd("rel")
+t0 = uds[0]["ts_first"] - rel[0]["ts_first"]
+assert t0 > 1_600_000_000 * 10**9 and rel[0]["ts_first"] < 10**9, rel[0]
+assert all(r["req_ts"] is None and a["req_ts"] is None or r["req_ts"] == a["req_ts"] - t0
+           for r, a in zip(rel, uds)), rel
 
 # OBD-II: answers only
 assert [m["mode"] for m in obd] == [1, 1, 1, 3, 9], obd
