@@ -11,13 +11,15 @@
  * Invariants checked beyond the sanitizers: every message keeps length <= declared within
  * its protocol's limit, a whole message has length == declared, times do not run backwards
  * inside a message, each feed's count is what sf_proto_next hands out, and at the end every
- * message counted was handed out. */
+ * message counted was handed out. Every message's payload also goes through the decoders
+ * (include/streamfat/diag.h: UDS, OBD-II, DM1), which must point only into it. */
 #include <stdint.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "streamfat/proto.h"
+#include "streamfat/diag.h"
 
 static const uint32_t ids[] = {0x7DF, 0x7E0, 0x7E8, 0x18DB33F1, 0x18DA10F1, 0x18DAF110,
                                0x6F1, 0x612, 0x18CE10F1, 0x1CECFF00, 0x1CEBFF00, 0x1CEC21F9,
@@ -34,6 +36,43 @@ static void check(int ok)
         abort();
 }
 
+static int inside(const uint8_t *base, uint32_t n, const uint8_t *q, uint32_t len)
+{
+    return len == 0 || (q >= base && q + len <= base + n);
+}
+
+/* the decoders on a payload: what they hand out lies inside it, and lists end */
+static void decode(const uint8_t *d, uint32_t n)
+{
+    struct sf_uds u;
+    if (sf_uds_parse(d, n, &u) == 0) {
+        check(inside(d, n, u.data, u.len));
+        uint32_t dtc, i;
+        uint8_t st;
+        for (i = 0; sf_uds_dtc_at(&u, i, &dtc, &st); i++)
+            check(dtc < (1u << 24) && i < n);
+    }
+    struct sf_obd_pid o;
+    for (uint32_t i = 0; sf_obd_pid_at(d, n, i, &o); i++)
+        check(inside(d, n, o.data, o.len) && i < n && (o.kind != SF_OBD_LINEAR || o.den > 0));
+    uint16_t odtc;
+    char t[6];
+    for (uint32_t i = 0; sf_obd_dtc_at(d, n, i, &odtc); i++) {
+        sf_obd_dtc_text(odtc, t);
+        check(i < n && t[5] == '\0');
+    }
+    const uint8_t *vin;
+    if (sf_obd_vin(d, n, &vin))
+        check(inside(d, n, vin, 17));
+    struct sf_dm1 dm;
+    struct sf_dm1_dtc dt;
+    if (sf_dm1_parse(d, n, &dm) == 0) {
+        check(inside(d, n, dm.dtcs, 4 * dm.ndtc));
+        for (uint32_t i = 0; sf_dm1_dtc_at(&dm, i, &dt); i++)
+            check(dt.spn < (1u << 19) && dt.fmi < 32 && dt.oc < 128);
+    }
+}
+
 static uint64_t take(struct sf_proto *p)
 {
     struct sf_proto_msg m;
@@ -48,6 +87,7 @@ static uint64_t take(struct sf_proto *p)
             check(m.declared >= 9 && m.declared <= SF_J1939_TP_MAX);
         if (m.proto == SF_PROTO_FAST)
             check(m.declared >= 1 && m.declared <= SF_FAST_MAX);
+        decode(m.payload, m.length);
         volatile uint8_t sink = 0;    /* the payload is readable: ASan checks every byte */
         for (uint32_t k = 0; k < m.length; k++)
             sink ^= m.payload[k];

@@ -69,6 +69,7 @@ PUBLIC_LAYER = {
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tiny.h": "tiny",       # the tiny logger (src/tiny/)
     "proto.h": "proto",     # reassembly across frames (src/proto/)
+    "diag.h": "proto",      # UDS, OBD-II, DM1 decoders on top of it (src/proto/)
 }
 
 # Files under src/ whose layer is not their folder's: the record codec lives in src/log/

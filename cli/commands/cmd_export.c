@@ -67,6 +67,14 @@ static const char export_help[] =
 "            --isotp-pair), J1939 transport (BAM, RTS/CTS), NMEA 2000 fast packets\n"
 "            (--fast-pgn); one JSON object a line: protocol, status, ids, times (ns),\n"
 "            length, data hex; broken messages with what arrived and their status\n"
+"  uds       the UDS (ISO 14229) messages among the ISO-TP ones, decoded: service,\n"
+"            positive / negative (NRC by name), sub-function, DID and data, DTCs with\n"
+"            status (ReadDTCInformation), the request's time for a response\n"
+"  obd       the OBD-II (SAE J1979) answers: mode 01/02 PIDs as values with units,\n"
+"            supported-PID lists, mode 03/07/0A DTCs (P0301), mode 09 VIN\n"
+"  j1939     J1939 messages (single frames and BAM / RTS-CTS reassembled) with PGN,\n"
+"            priority, source and destination; DM1 / DM2 lamps and DTCs (SPN, FMI, OC)\n"
+"            uds, obd, j1939: one JSON object a line (docs/EXPORT.md, docs/DECODE.md)\n"
 "  Records a format has no form for are skipped and counted on standard error.\n"
 "\n"
 "  Damage is handled by the reader rules of docs/FORMAT.md: damaged, foreign, misplaced,\n"
@@ -75,8 +83,8 @@ static const char export_help[] =
 "  sums it up ('damaged: invalid 1, out-of-sequence 2').\n"
 "\n"
 "OPTIONS\n"
-"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw, mf4 or\n"
-"                      messages\n"
+"  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw, mf4,\n"
+"                      messages, uds, obd or j1939\n"
 "  -o, --output OUT    write to OUT instead of standard output\n"
 "  --all               export every log on TARGET into the directory DIR\n"
 "  --channel CH        only channel CH: a number (0..255) or its name (can0); repeatable\n"
@@ -94,7 +102,7 @@ static const char export_help[] =
 "  --mf4-compress N    MF4 data: 0 plain DT blocks, 1..9 zlib level of transposed DZ\n"
 "                      blocks (default 1)\n"
 "  --isotp-pair A:B[:ext|:mixed]\n"
-"                      messages: ISO-TP on hex ids A and B (data on one, its flow\n"
+"                      messages, uds, obd: ISO-TP on hex ids A and B (data on one, its flow\n"
 "                      control on the other; 29-bit when one is above 7FF); ext, mixed:\n"
 "                      the first data byte is an address; repeatable\n"
 "  --fast-pgn PGN      messages: NMEA 2000 fast packets of PGN; repeatable\n"
@@ -137,7 +145,7 @@ static const struct option longopts[] = {
 
 static const struct export_writer *const writers[] = {
     &export_candump, &export_asc, &export_blf, &export_csv, &export_csv_wide, &export_raw,
-    &export_mf4, &export_messages,
+    &export_mf4, &export_messages, &export_uds, &export_obd, &export_j1939,
 };
 
 /* --isotp-pair A:B[:ext|:mixed]: hex ids, 29-bit when either is above 0x7FF. */
@@ -529,7 +537,7 @@ int cmd_export(int argc, char **argv)
                     break;
             if (i == sizeof writers / sizeof writers[0])
                 return cli_usage("unknown format '%s' (known: candump, asc, blf, csv, "
-                                 "csv-wide, raw, mf4, messages)", optarg);
+                                 "csv-wide, raw, mf4, messages, uds, obd, j1939)", optarg);
             o.w = writers[i];
             break;
         }
@@ -598,8 +606,10 @@ int cmd_export(int argc, char **argv)
     }
     if (c < 0)
         return cl.status;
-    if ((o.npairs || o.npgns) && o.w != &export_messages)
-        return cli_usage("--isotp-pair and --fast-pgn apply to --format messages only");
+    if (o.npgns && o.w != &export_messages)
+        return cli_usage("--fast-pgn applies to --format messages only");
+    if (o.npairs && o.w != &export_messages && o.w != &export_uds && o.w != &export_obd)
+        return cli_usage("--isotp-pair applies to --format messages, uds and obd only");
     partition = cl.partition;
     if (o.relative && (o.w->has_start || o.w == &export_mf4))
         return cli_usage("--relative does not apply to %s: its times always count from the "

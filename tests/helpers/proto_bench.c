@@ -1,11 +1,14 @@
 /* proto_bench: reassembly speed (src/proto/) on a mixed log made in memory, in frames per
  * CPU second (docs/BENCHMARKS.md, "Reassembly").
  *
- *   proto_bench [FRAMES]       (default 10,000,000)
+ *   proto_bench [FRAMES] [--decode]      (default 10,000,000)
  *
  * The log: J1939 traffic from 8 sources, a tenth of it TP frames (BAM of 20..200 bytes:
  * TP.CM then TP.DT); an OBD-II / UDS polling session (0x7DF / 0x7E0 requests, 0x7E8
  * answers as SF or FF + CFs with flow control); plain 11-bit frames. One frame per 100 us.
+ * With --decode, what the decoded views do on top (include/streamfat/diag.h): every 29-bit
+ * frame split into its J1939 fields, DM1 (PGN 0xFECA) frames and messages decoded with
+ * their DTCs, every ISO-TP message decoded as UDS (service, DID, DTCs) or OBD-II (PIDs).
  * Prints "proto_bench frames=N messages=M cpu_s=S frames_per_cpu_s=R". */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include <time.h>
 
 #include "streamfat/proto.h"
+#include "streamfat/diag.h"
 
 struct frame {
     uint64_t ts;
@@ -80,8 +84,59 @@ static void uds(void)
     }
 }
 
+static uint64_t decoded;
+
+static void dm1(const uint8_t *d, uint32_t len)
+{
+    struct sf_dm1 m;
+    struct sf_dm1_dtc t;
+    if (sf_dm1_parse(d, len, &m))
+        return;
+    for (uint32_t i = 0; sf_dm1_dtc_at(&m, i, &t); i++)
+        decoded += t.spn + t.fmi;
+}
+
+static void decode_msg(const struct sf_proto_msg *m)
+{
+    if (m->status != SF_MSG_OK)
+        return;
+    if (m->proto == SF_PROTO_J1939) {
+        if (m->pgn == SF_J1939_PGN_DM1)
+            dm1(m->payload, m->length);
+        return;
+    }
+    if (m->proto != SF_PROTO_ISOTP)
+        return;
+    if (sf_uds_is_uds(m->payload, m->length)) {
+        struct sf_uds u;
+        uint32_t dtc;
+        uint8_t st;
+        if (sf_uds_parse(m->payload, m->length, &u))
+            return;
+        decoded += u.did + u.len;
+        for (uint32_t i = 0; sf_uds_dtc_at(&u, i, &dtc, &st); i++)
+            decoded += dtc;
+    } else {
+        struct sf_obd_pid o;
+        for (uint32_t i = 0; sf_obd_pid_at(m->payload, m->length, i, &o); i++)
+            decoded += o.raw;
+    }
+}
+
+static void decode_frame(const struct frame *f)
+{
+    if (!(f->flags & SF_CAN_EFF))
+        return;
+    struct sf_j1939_id j;
+    sf_j1939_split(f->id, &j);
+    decoded += j.sa;
+    if (j.pgn == SF_J1939_PGN_DM1)
+        dm1(f->d, f->len);
+}
+
 int main(int argc, char **argv)
 {
+    int decode = argc > 2 && strcmp(argv[2], "--decode") == 0;
     cap = argc > 1 ? strtoull(argv[1], NULL, 0) : 10000000;
     fr = calloc(cap, sizeof *fr);
     if (!fr)
@@ -113,15 +168,22 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
     for (size_t i = 0; i < n; i++) {
         struct sf_proto_frame f = {fr[i].ts, fr[i].id, fr[i].flags, 0, fr[i].len, fr[i].d};
+        if (decode)
+            decode_frame(&fr[i]);
         if (sf_proto_feed(&p, &f) > 0)
             while (sf_proto_next(&p, &m)) {
                 msgs++;
                 bytes += m.length;
+                if (decode)
+                    decode_msg(&m);
             }
     }
     sf_proto_finish(&p);
-    while (sf_proto_next(&p, &m))
+    while (sf_proto_next(&p, &m)) {
         msgs++;
+        if (decode)
+            decode_msg(&m);
+    }
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
     double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     const struct sf_proto_stats *st = sf_proto_stats(&p);
@@ -130,9 +192,10 @@ int main(int argc, char **argv)
         j1939 += (fr[i].flags & SF_CAN_EFF) != 0;
     printf("proto_bench frames=%zu j1939=%" PRIu64 " tp=%" PRIu64 " isotp=%" PRIu64
            " messages=%" PRIu64 " broken=%" PRIu64 " bytes=%" PRIu64
-           " cpu_s=%.3f frames_per_cpu_s=%.0f\n", n, j1939, st->j1939_cm + st->j1939_dt,
+           " decoded=%s cpu_s=%.3f frames_per_cpu_s=%.0f\n", n, j1939, st->j1939_cm + st->j1939_dt,
            st->isotp_sf + st->isotp_ff + st->isotp_cf + st->isotp_fc, msgs,
-           st->messages_broken, bytes, s, (double)n / s);
+           st->messages_broken, bytes, decode ? (decoded ? "yes" : "none") : "no", s,
+           (double)n / s);
     free(fr);
     return st->messages_broken ? 1 : 0;
 }
