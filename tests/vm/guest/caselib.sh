@@ -89,7 +89,8 @@ only_iface() { awk -v d="$1" '$2 == d' "$2"; }
 # (docs/EXPORT.md, Timestamps; python-can's and asammdf's readers show them so). A logged
 # time is the kernel's when export's microsecond is candump's or the next one. SAME_FRAME is
 # an awk function: the same frame (interface, id, data) at such a time.
-SAME_FRAME='function us(t, a) { gsub(/[()]/, "", t); split(t, a, "."); return a[1] * 1000000 + a[2] }
+# (busybox awk reads a number with a leading 0 as octal: the microseconds lose theirs first)
+SAME_FRAME='function us(t, a) { gsub(/[()]/, "", t); split(t, a, "."); sub(/^0+/, "", a[2]); return a[1] * 1000000 + a[2] }
 function same_frame(r, g,   d) {
     if (substr(r, index(r, " ")) != substr(g, index(g, " "))) return 0
     d = us(substr(g, 1, index(g, " ") - 1)) - us(substr(r, 1, index(r, " ") - 1))
