@@ -179,6 +179,7 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         if (a->so.nsend) {
             json_kv_u64(out, &first, "frames_sent", ss->tx_sent);
             json_kv_u64(out, &first, "sends_failed", ss->tx_failed);
+            json_kv_u64(out, &first, "sends_skipped", ss->tx_skipped);
         }
         json_kv_u64(out, &first, "bad_input", ss->bad_input);
         json_kv_u64(out, &first, "source_waits", ss->waits);
@@ -241,7 +242,8 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
                 a->so.raw ? "not marked in raw files" : "DROP records mark them");
     if (a->so.nsend)
         fprintf(stderr, "%s: --send: %" PRIu64 " frames sent, %" PRIu64 " sends failed (queue "
-                "full or interface down)\n", a->target, ss->tx_sent, ss->tx_failed);
+                "full or interface down), %" PRIu64 " periods skipped (the sender was late)\n",
+                a->target, ss->tx_sent, ss->tx_failed, ss->tx_skipped);
     if (ss->kernel_dropped)
         fprintf(stderr, "%s: %" PRIu64 " frames dropped by the kernel before they were read "
                 "(DROP records on their channels mark them): a larger --can-rcvbuf would "

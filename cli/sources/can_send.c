@@ -203,6 +203,7 @@ static void *tx_main(void *arg)
 
         atomic_store_explicit(&s->tx_sent[t->p->ch], t->sch.sent, memory_order_relaxed);
         atomic_store_explicit(&s->tx_failed[t->p->ch], t->sch.failed, memory_order_relaxed);
+        atomic_store_explicit(&s->tx_skipped[t->p->ch], t->sch.skipped, memory_order_relaxed);
         if (next == SF_TX_NONE)
             break;
         src_sleep_until(next < wake ? next : wake);       /* wake: to see a stop */

@@ -89,6 +89,8 @@ struct src_stats {
                                  * them (SO_RXQ_OVFL), each run in a DROP record */
     uint64_t tx_sent;           /* --send: frames handed to the interfaces' sockets */
     uint64_t tx_failed;         /* --send: writes refused (queue full, interface down) */
+    uint64_t tx_skipped;        /* --send: periods passed over (the sender woke more than a
+                                 * period late) */
 };
 
 struct log_source;

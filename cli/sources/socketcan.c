@@ -334,6 +334,25 @@ static int open_can(struct log_source *s, struct producer *p)
         close(fd);
         return -1;
     }
+    for (unsigned k = 0; k < s->o.nlisten_only; k++) {
+        char kind[16];
+        int lo;
+        if (strcmp(s->o.listen_only[k], name))
+            continue;
+        lo = src_can_listen_only(idx, kind, sizeof kind);
+        if (lo == 0) {
+            cli_err("can:%s: --listen-only: the interface is not in listen-only mode; as "
+                    "root: ip link set %s down && ip link set %s type can listen-only on && "
+                    "ip link set %s up", name, name, name, name);
+            close(fd);
+            return -1;
+        }
+        if (lo < 0)
+            cli_err("can:%s: note: --listen-only: %s has no listen-only mode (%s): the "
+                    "logger sends nothing on it, other programs still may", name, name,
+                    lo == -1 ? (kind[0] ? kind : "not a CAN controller")
+                             : "the kernel did not say");
+    }
     /* CAN FD frames too; a classic-only interface refuses this, which is fine */
     setsockopt(fd, SOL_CAN_RAW, CAN_RAW_FD_FRAMES, &on, sizeof on);
     setsockopt(fd, SOL_CAN_RAW, CAN_RAW_ERR_FILTER,

@@ -196,6 +196,7 @@ void src_get_stats(const struct log_source *cs, struct src_stats *st)
     for (unsigned i = 0; i < s->nprod; i++) {
         st->tx_sent += atomic_load(&s->tx_sent[i]);
         st->tx_failed += atomic_load(&s->tx_failed[i]);
+        st->tx_skipped += atomic_load(&s->tx_skipped[i]);
     }
 }
 

@@ -106,7 +106,8 @@ struct log_source {
     _Atomic uint64_t budget_rec, budget_bytes;   /* taken so far, when limits are set */
     _Atomic uint64_t ring_free;                  /* published by the writer */
     atomic_uint ring_epoch;
-    _Atomic uint64_t tx_sent[SRC_MAX_CHANNELS], tx_failed[SRC_MAX_CHANNELS];  /* --send */
+    _Atomic uint64_t tx_sent[SRC_MAX_CHANNELS], tx_failed[SRC_MAX_CHANNELS],  /* --send */
+        tx_skipped[SRC_MAX_CHANNELS];
 
     pthread_mutex_t lock;           /* trigger request and error text */
     int trig_pending;
@@ -233,6 +234,13 @@ int src_send_parse(struct log_source *s, char *err, size_t errlen);
 int src_send_start(struct producer *p);
 void src_send_join(struct producer *p);
 void src_send_free(struct log_source *s);
+
+/* ---- can_ctrlmode.c: --listen-only -------------------------------------------------- */
+
+/* Whether the CAN interface ifindex is in listen-only mode: 1 yes, 0 no, -1 its driver has
+ * no CAN control modes (vcan), -2 the kernel did not say. kind gets the link kind
+ * ("can", "vcan") when known. */
+int src_can_listen_only(unsigned ifindex, char *kind, size_t kindlen);
 
 /* ---- file.c --------------------------------------------------------------------------- */
 

@@ -34,9 +34,14 @@ struct sf_tx_schedule {
     void *ctx;
     uint64_t sent;              /* frames the hook took */
     uint64_t failed;            /* frames the hook refused (error or would block) */
-    uint64_t skipped;           /* periods passed over because a poll came more than one
-                                   period late: sent late once, not in a burst */
+    uint64_t skipped;           /* periods passed over because a poll came SF_TX_CATCHUP
+                                   or more periods late: sent late once, not in a burst */
 };
+
+/* A poll up to this many periods late still sends every missed frame (late, back to
+ * back): the scheduling hiccups of a loaded host lose nothing. Later than that, the
+ * missed periods are skipped and counted rather than sent as a burst. */
+#define SF_TX_CATCHUP 8u
 
 #define SF_TX_NONE UINT64_MAX   /* sf_tx_poll: nothing left to send */
 
@@ -50,7 +55,8 @@ int sf_tx_add(struct sf_tx_schedule *s, const struct sf_tx_entry *e);
 void sf_tx_start(struct sf_tx_schedule *s, uint64_t now);
 
 /* Sends what is due at `now` (each due entry once) and returns the earliest deadline left,
- * or SF_TX_NONE. The caller sleeps until then (or polls again sooner: that is harmless). */
+ * or SF_TX_NONE. The caller sleeps until then (or polls again sooner: that is harmless);
+ * a deadline at or before `now` means more is due: poll again at once. */
 uint64_t sf_tx_poll(struct sf_tx_schedule *s, uint64_t now);
 
 #endif

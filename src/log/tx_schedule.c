@@ -72,13 +72,16 @@ uint64_t sf_tx_poll(struct sf_tx_schedule *s, uint64_t now)
                 continue;
             }
             e->next += e->period_ns;        /* from the deadline: no drift */
-            if (e->next <= now) {
-                /* more than a period late (a stalled caller): one frame now, not a
-                 * burst of the missed ones; the grid of deadlines stays the same */
+            if (e->next <= now &&
+                periods_past(now - e->next, e->period_ns) >= SF_TX_CATCHUP) {
+                /* a long stall: one frame now, not a burst of all the missed ones; the
+                 * grid of deadlines stays the same */
                 uint64_t k = periods_past(now - e->next, e->period_ns) + 1;
                 s->skipped += k;
                 e->next += k * e->period_ns;
             }
+            /* else a short delay: the next deadline is due already and the caller polls
+             * again at once, so a scheduling hiccup loses no frame */
         }
         if (e->next < earliest)
             earliest = e->next;
