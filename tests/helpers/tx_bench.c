@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     sf_tx_start(&s, 0);
     while (s.sent < n)
         now = sf_tx_poll(&s, now);
-    printf("%llu frames, %llu polls' worth, hook saw %llu bytes\n", (unsigned long long)s.sent,
+    printf("%llu frames, %llu periods skipped, hook saw %llu bytes\n", (unsigned long long)s.sent,
            (unsigned long long)s.skipped, hooked);
     return 0;
 }
