@@ -39,9 +39,10 @@ struct sf_tx_schedule {
 };
 
 /* A poll up to this many periods late still sends every missed frame (late, back to
- * back): the scheduling hiccups of a loaded host lose nothing. Later than that, the
+ * back): the scheduling hiccups of a loaded host (hundreds of milliseconds under an
+ * emulator) lose nothing. Later than that, the
  * missed periods are skipped and counted rather than sent as a burst. */
-#define SF_TX_CATCHUP 8u
+#define SF_TX_CATCHUP 32u
 
 #define SF_TX_NONE UINT64_MAX   /* sf_tx_poll: nothing left to send */
 
