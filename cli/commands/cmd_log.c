@@ -154,6 +154,15 @@ static const char help[] =
 "                       without, the kernel caps it and a warning says so\n"
 "  --can-errors CLASSES  can: the error frames to log: all (default), none, or a hex mask\n"
 "                       of CAN_ERR_* classes (linux/can/error.h; 4 = controller problems)\n"
+"  --send ID#DATA@PERIOD[+DELAY]@IFACE  can: send this frame (candump notation, ID##FDATA\n"
+"                       for CAN FD) on IFACE every PERIOD (0 or empty: once), the first\n"
+"                       DELAY after the start; repeatable, up to 256 per interface. Each\n"
+"                       sent frame is logged from the kernel's echo with the TX flag and\n"
+"                       the time the driver confirmed it. IFACE must be one of can:'s.\n"
+"                       Nothing is ever sent without --send\n"
+"  --listen-only IFACE[,IFACE...]  can: these interfaces must be in listen-only mode\n"
+"                       (the logger checks, and refuses to start with the ip command to\n"
+"                       run when they are not); --send on them is refused\n"
 "  --measure            time every append (append latency histogram; costs two clock\n"
 "                       reads per record)\n"
 "  --json               print the final statistics as one JSON object on stdout\n"
@@ -185,7 +194,7 @@ enum {
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
     OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
-    OPT_CAN_RCVBUF, OPT_CAN_ERRORS,
+    OPT_CAN_RCVBUF, OPT_CAN_ERRORS, OPT_SEND, OPT_LISTEN_ONLY,
 };
 
 static const struct option longopts[] = {
@@ -214,6 +223,8 @@ static const struct option longopts[] = {
     { "fast", no_argument, NULL, OPT_FAST },
     { "can-rcvbuf", required_argument, NULL, OPT_CAN_RCVBUF },
     { "can-errors", required_argument, NULL, OPT_CAN_ERRORS },
+    { "send", required_argument, NULL, OPT_SEND },
+    { "listen-only", required_argument, NULL, OPT_LISTEN_ONLY },
     { "measure", no_argument, NULL, OPT_MEASURE },
     { "json", no_argument, NULL, OPT_JSON },
     { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
@@ -394,6 +405,22 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
 }
 
 static int print_config;            /* --print-config */
+static const char **send_specs;     /* --send values (argv's strings) */
+static const char **listen_names;   /* --listen-only names (malloc'd; live until exit) */
+
+/* Appends v to a growing list: 0, or -1 after saying out of memory. */
+static int add_string(const char ***list, unsigned *n, const char *v)
+{
+    const char **l = realloc(*list, (*n + 1) * sizeof *l);
+
+    if (!l) {
+        cli_err("out of memory");
+        return -1;
+    }
+    l[(*n)++] = v;
+    *list = l;
+    return 0;
+}
 
 #define SEEN(opt) (given[(opt) - OPT_FILTER] != NULL)
 
@@ -544,6 +571,24 @@ static int parse_args(int argc, char **argv, struct log_args *a)
                 return cli_usage("invalid --can-errors '%s' (all, none, or a hex mask of "
                                  "error classes below 0x20000000)", optarg);
             a->so.can_err_given = 1;
+            break;
+        case OPT_SEND:
+            if (add_string(&send_specs, &a->so.nsend, optarg))
+                return CLI_ERR;
+            a->so.send = send_specs;
+            break;
+        case OPT_LISTEN_ONLY:
+            for (const char *p = optarg; *p;) {
+                const char *e = strchr(p, ',');
+                size_t n = e ? (size_t)(e - p) : strlen(p);
+                char *name = n ? strndup(p, n) : NULL;
+                if (!n)
+                    return cli_usage("--listen-only: empty interface name in '%s'", optarg);
+                if (!name || add_string(&listen_names, &a->so.nlisten_only, name))
+                    return CLI_ERR;
+                a->so.listen_only = listen_names;
+                p = e ? e + 1 : p + n;
+            }
             break;
         case OPT_MEASURE: a->measure = 1; break;
         case OPT_JSON: a->json = 1; break;

@@ -15,7 +15,8 @@
 
 #include "cli.h"
 
-static const char *const repeatable[] = { "filter", "trigger", "prescale", "signal", NULL };
+static const char *const repeatable[] = { "filter", "trigger", "prescale", "signal", "send",
+                                          NULL };
 
 static int is_repeatable(const char *name)
 {

@@ -176,6 +176,11 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         json_kv_u64(out, &first, "records_paused", st->records_paused);
         json_kv_u64(out, &first, "source_dropped", ss->dropped);
         json_kv_u64(out, &first, "kernel_dropped", ss->kernel_dropped);
+        if (a->so.nsend) {
+            json_kv_u64(out, &first, "frames_sent", ss->tx_sent);
+            json_kv_u64(out, &first, "sends_failed", ss->tx_failed);
+            json_kv_u64(out, &first, "sends_skipped", ss->tx_skipped);
+        }
         json_kv_u64(out, &first, "bad_input", ss->bad_input);
         json_kv_u64(out, &first, "source_waits", ss->waits);
         json_kv_u64(out, &first, "rules_fired", ss->rules_fired);
@@ -235,6 +240,10 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
                 "--ring or a faster device would help\n", a->target, st->records_dropped,
                 a->so.raw ? "bytes" : "records",
                 a->so.raw ? "not marked in raw files" : "DROP records mark them");
+    if (a->so.nsend)
+        fprintf(stderr, "%s: --send: %" PRIu64 " frames sent, %" PRIu64 " sends failed (queue "
+                "full or interface down), %" PRIu64 " periods skipped (the sender was late)\n",
+                a->target, ss->tx_sent, ss->tx_failed, ss->tx_skipped);
     if (ss->kernel_dropped)
         fprintf(stderr, "%s: %" PRIu64 " frames dropped by the kernel before they were read "
                 "(DROP records on their channels mark them): a larger --can-rcvbuf would "

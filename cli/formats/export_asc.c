@@ -175,7 +175,7 @@ static int put_line(struct export_ctx *x, struct asc *a, uint64_t ts, uint8_t ch
             memset(f, ' ', 3 - n);
             p = f + 3;
         }
-        memcpy(p, " Rx   ", 6);
+        memcpy(p, (c->flags & SF_CAN_TX) ? " Tx   " : " Rx   ", 6);   /* docs/FORMAT.md bit 6 */
         p += 6;
         f = p;
         p = export_put_hex(p, c->id, (c->flags & SF_CAN_EFF) ? 8 : 3);
@@ -215,7 +215,7 @@ static int put_line(struct export_ctx *x, struct asc *a, uint64_t ts, uint8_t ch
         if (c->flags & SF_CAN_EFF)
             *p++ = 'x';
         p = pad_to(p, f, 15);
-        memcpy(p, " Rx   ", 6);
+        memcpy(p, (c->flags & SF_CAN_TX) ? " Tx   " : " Rx   ", 6);   /* docs/FORMAT.md bit 6 */
         p += 6;
         *p++ = (c->flags & SF_CAN_RTR) ? 'r' : 'd';
         *p++ = ' ';

@@ -225,6 +225,7 @@ static int blf_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
         st_le32(body + BLF_CFD_ID, id);
         body[BLF_CFD_FD_FLAGS] = (uint8_t)(BLF_FD_EDL | ((c->flags & SF_CAN_BRS) ? BLF_FD_BRS : 0) |
                                            ((c->flags & SF_CAN_ESI) ? BLF_FD_ESI : 0));
+        body[BLF_CFD_FLAGS] = (c->flags & SF_CAN_TX) ? BLF_CAN_DIR_TX : 0;  /* FORMAT.md bit 6 */
         body[BLF_CFD_VALID_BYTES] = c->len;
         memcpy(body + BLF_CFD_DATA, c->data, c->len);
     } else if (type == BLF_OBJ_CAN_ERROR_EXT) {
@@ -235,7 +236,8 @@ static int blf_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
         memcpy(body + BLF_CEE_DATA, c->data, c->len > 8 ? 8 : c->len);
     } else {
         st_le16(body + BLF_CM_CHANNEL, ch);
-        body[BLF_CM_FLAGS] = (c->flags & SF_CAN_RTR) ? BLF_CAN_RTR : 0;
+        body[BLF_CM_FLAGS] = (uint8_t)(((c->flags & SF_CAN_RTR) ? BLF_CAN_RTR : 0) |
+                                       ((c->flags & SF_CAN_TX) ? BLF_CAN_DIR_TX : 0));
         body[BLF_CM_DLC] = c->len;
         st_le32(body + BLF_CM_ID, id);
         if (!(c->flags & SF_CAN_RTR))

@@ -223,7 +223,9 @@ static int mf4_can(struct export_ctx *x, const struct sf_rec *r, const struct sf
     if (g == &m->g[G_REMOTE]) {
         p[MF4_REC_DLC] = len;
         p[MF4_REC_DATA_LENGTH] = 0;
+        p[MF4_REC_RTR_DIR] = (c->flags & SF_CAN_TX) ? 1 : 0;   /* FORMAT.md bit 6 */
     } else {
+        p[MF4_REC_DIR] = (c->flags & SF_CAN_TX) ? 1 : 0;
         p[MF4_REC_DLC] = (c->flags & SF_CAN_FD) ? len_to_dlc[len] : len;
         p[MF4_REC_DATA_LENGTH] = len;
         memcpy(p + MF4_REC_DATA_BYTES, c->data, len);

@@ -368,7 +368,7 @@ static int event_line(struct asc_state *st, const struct tok *tt, const char *p,
     struct src_can_frame *f = &fr->f;
     struct tok a, b, c;
     uint64_t t, ch, off;
-    int rc;
+    int rc, tx = 0;
 
     if (seconds_ns(tt, &t)) {
         *why = "bad time";
@@ -399,7 +399,7 @@ static int event_line(struct asc_state *st, const struct tok *tt, const char *p,
         } else if (!dir_tok(&c)) {
             *why = "expected Rx or Tx";
             return -1;
-        } else if (!next_tok(&p, end, &c)) {
+        } else if ((tx = tok_is(&c, "Tx")), !next_tok(&p, end, &c)) {
             *why = "CANFD line ends after the direction";
             return -1;
         } else if (tok_is(&c, "ErrorFrame")) {
@@ -422,6 +422,7 @@ static int event_line(struct asc_state *st, const struct tok *tt, const char *p,
             const char *q = p;
             if (!next_tok(&q, end, &c) || !dir_tok(&c))
                 return 0;           /* an event of another kind on this channel */
+            tx = tok_is(&c, "Tx");
             rc = parse_id(&b, st->base, f, why) ? -1 : classic_frame(st, q, end, f, why);
         }
     } else {
@@ -429,6 +430,8 @@ static int event_line(struct asc_state *st, const struct tok *tt, const char *p,
     }
     if (rc <= 0)
         return rc;
+    if (tx && !(f->flags & SF_CAN_ERR))
+        f->flags |= SF_CAN_TX;      /* sent by the logger that wrote the file (FORMAT.md) */
     if (st->date_bad) {         /* a frame with no start time to add its offset to */
         *why = bad_date;
         return -1;

@@ -161,6 +161,8 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
         if (take_id(ld_le32(b + BLF_CM_ID), f, why))
             return BLF_OBJ_BAD;
         f->len = b[BLF_CM_DLC] > 8 ? 8 : b[BLF_CM_DLC];   /* DLC 9..15: 8 bytes (CAN 2.0) */
+        if (b[BLF_CM_FLAGS] & BLF_CAN_DIR_TX)
+            f->flags |= SF_CAN_TX;      /* docs/FORMAT.md bit 6 */
         if (b[BLF_CM_FLAGS] & BLF_CAN_RTR)
             f->flags |= SF_CAN_RTR;
         else
@@ -182,6 +184,8 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
         fr->channel = ld_le16(b + BLF_CFD_CHANNEL);
         if (take_id(ld_le32(b + BLF_CFD_ID), f, why))
             return BLF_OBJ_BAD;
+        if (b[BLF_CFD_FLAGS] & BLF_CAN_DIR_TX)
+            f->flags |= SF_CAN_TX;
         if (b[BLF_CFD_FD_FLAGS] & BLF_FD_EDL) {
             f->flags |= SF_CAN_FD;
             if (b[BLF_CFD_FD_FLAGS] & BLF_FD_BRS)
@@ -208,6 +212,8 @@ int blf_parse_object(const uint8_t *p, size_t n, uint64_t start_ns, struct imp_f
         if (take_id(ld_le32(b + BLF_CF64_ID), f, why))
             return BLF_OBJ_BAD;
         fl = ld_le32(b + BLF_CF64_FLAGS);
+        if (b[BLF_CF64_DIR] == 1)
+            f->flags |= SF_CAN_TX;
         valid = b[BLF_CF64_VALID_BYTES];
         if (valid > blen - BLF_CAN_FD64_HDR_SIZE) {
             *why = "CAN_FD_MESSAGE_64 data beyond the object";

@@ -66,6 +66,7 @@ static int make_frame(struct mf4_reader *r, struct src *s, const struct cgroup *
     double t;
     unsigned len;
     int fd;
+    uint32_t tx = 0;
 
     memset(fr, 0, sizeof *fr);
     if (g->t.dtype == MF4_DT_FLOAT_LE) {
@@ -106,9 +107,11 @@ static int make_frame(struct mf4_reader *r, struct src *s, const struct cgroup *
                               mf4_get_bits(rec, &g->f[F_DLC]));
     else
         len = 0;
+    if (g->f[F_DIR].present && mf4_get_bits(rec, &g->f[F_DIR]))
+        tx = SF_CAN_TX;             /* Dir 1: transmitted (docs/FORMAT.md bit 6) */
     if (g->kind == K_REMOTE) {
         uint64_t dlc = g->f[F_DLC].present ? mf4_get_bits(rec, &g->f[F_DLC]) : 0;
-        f->flags |= SF_CAN_RTR;
+        f->flags |= SF_CAN_RTR | tx;
         f->len = (uint8_t)(dlc > 8 ? 8 : dlc);
         return 0;
     }
@@ -131,6 +134,7 @@ static int make_frame(struct mf4_reader *r, struct src *s, const struct cgroup *
             return mf4_bad(r, s->dg, "record %" PRIu64 ": data length %u is not a CAN%s length",
                            s->nrec, len, fd ? " FD" : "");
         f->len = (uint8_t)len;
+        f->flags |= tx;
     }
     if (!len || !g->f[F_BYTES].present)
         return 0;

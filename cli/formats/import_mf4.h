@@ -22,7 +22,7 @@
 #define REC_MAX 65536u             /* bytes of one record */
 #define NAME_MAX_ 128u
 
-enum { F_BUS, F_ID, F_IDE, F_DLC, F_DLEN, F_BYTES, F_EDL, F_BRS, F_ESI, F_N };
+enum { F_BUS, F_ID, F_IDE, F_DLC, F_DLEN, F_BYTES, F_EDL, F_BRS, F_ESI, F_DIR, F_N };
 enum { K_DATA, K_REMOTE, K_ERROR };
 
 struct field {

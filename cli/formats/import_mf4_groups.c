@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 static const char *const field_names[F_N] = {
-    "BusChannel", "ID", "IDE", "DLC", "DataLength", "DataBytes", "EDL", "BRS", "ESI",
+    "BusChannel", "ID", "IDE", "DLC", "DataLength", "DataBytes", "EDL", "BRS", "ESI", "Dir",
 };
 
 /* ---- the file's structure --------------------------------------------------------------- */

@@ -68,6 +68,12 @@ struct src_opts {
     /* can: the error classes to log (CAN_RAW_ERR_FILTER); --can-errors */
     uint32_t can_err_mask;
     int can_err_given;          /* 0: every class (CAN_ERR_MASK) */
+    /* can: --send ID#DATA@PERIOD[+DELAY]@CHANNEL values (the caller's strings), and the
+     * --listen-only interface names (never sent on) */
+    const char *const *send;
+    unsigned nsend;
+    const char *const *listen_only;
+    unsigned nlisten_only;
 };
 
 /* What the sources did; read after src_join for exact numbers. */
@@ -81,6 +87,10 @@ struct src_stats {
     uint64_t rules_fired;
     uint64_t kernel_dropped;    /* can: frames the kernel dropped before the logger read
                                  * them (SO_RXQ_OVFL), each run in a DROP record */
+    uint64_t tx_sent;           /* --send: frames handed to the interfaces' sockets */
+    uint64_t tx_failed;         /* --send: writes refused (queue full, interface down) */
+    uint64_t tx_skipped;        /* --send: periods passed over (the sender woke more than a
+                                 * period late) */
 };
 
 struct log_source;

@@ -216,6 +216,9 @@ static void *can_main(void *arg)
     int done = 0, down = 0, draining = 0;
     uint64_t stop_ts = 0;
 
+    if (src_send_start(p))
+        goto out;
+
     for (;;) {
         struct src_can_frame f;
         uint64_t ts;
@@ -271,12 +274,19 @@ static void *can_main(void *arg)
             continue;
         }
         f.ts = ts;
+        /* the echo of a frame this socket sent (--send): MSG_CONFIRM, its time the
+         * driver's transmit confirmation; other sockets' frames echoed by the interface's
+         * loopback come without it and stay received frames */
+        if (mflags & MSG_CONFIRM)
+            f.flags |= SF_CAN_TX;
         if (src_emit_can(p, &f) < 0) {
             done = 1;
             break;
         }
     }
     final_kernel_drops(p, &k);
+out:
+    src_send_join(p);
     src_flush_counters(p);
     if (done)
         atomic_fetch_add(&s->finished, 1);
@@ -324,6 +334,25 @@ static int open_can(struct log_source *s, struct producer *p)
         close(fd);
         return -1;
     }
+    for (unsigned k = 0; k < s->o.nlisten_only; k++) {
+        char kind[16];
+        int lo;
+        if (strcmp(s->o.listen_only[k], name))
+            continue;
+        lo = src_can_listen_only(idx, kind, sizeof kind);
+        if (lo == 0) {
+            cli_err("can:%s: --listen-only: the interface is not in listen-only mode; as "
+                    "root: ip link set %s down && ip link set %s type can listen-only on && "
+                    "ip link set %s up", name, name, name, name);
+            close(fd);
+            return -1;
+        }
+        if (lo < 0)
+            cli_err("can:%s: note: --listen-only: %s has no listen-only mode (%s): the "
+                    "logger sends nothing on it, other programs still may", name, name,
+                    lo == -1 ? (kind[0] ? kind : "not a CAN controller")
+                             : "the kernel did not say");
+    }
     /* CAN FD frames too; a classic-only interface refuses this, which is fine */
     setsockopt(fd, SOL_CAN_RAW, CAN_RAW_FD_FRAMES, &on, sizeof on);
     setsockopt(fd, SOL_CAN_RAW, CAN_RAW_ERR_FILTER,
@@ -335,6 +364,10 @@ static int open_can(struct log_source *s, struct producer *p)
         cli_err("can:%s: note: the kernel will not count dropped frames (%s)", name,
                 strerror(errno));
     size_rcvbuf(s, fd, name);
+    /* --send on this interface: the kernel echoes each frame this socket sends once it
+     * went out (MSG_CONFIRM), and that echo is what gets logged, with SF_CAN_TX */
+    if (p->tx && setsockopt(fd, SOL_CAN_RAW, CAN_RAW_RECV_OWN_MSGS, &on, sizeof on) < 0)
+        cli_err("can:%s: note: the sent frames will not be logged (%s)", name, strerror(errno));
     memset(&addr, 0, sizeof addr);
     addr.can_family = AF_CAN;
     addr.can_ifindex = (int)idx;

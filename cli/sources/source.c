@@ -66,7 +66,7 @@ struct log_source *src_parse(const char *spec, const struct src_opts *o, char *e
                  "can:IFACE, udp:PORT, latency:PERIOD)", spec);
         goto bad;
     }
-    if (s->ops->parse(s, spec, err, errlen))
+    if (s->ops->parse(s, spec, err, errlen) || src_send_parse(s, err, errlen))
         goto bad;
     return s;
 bad:
@@ -82,6 +82,7 @@ void src_free(struct log_source *s)
         free(s->names[i]);
     if (s->ops && s->ops->release)
         s->ops->release(s);
+    src_send_free(s);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -192,6 +193,11 @@ void src_get_stats(const struct log_source *cs, struct src_stats *st)
     st->latency_max_ns = atomic_load(&s->lat_max);
     st->rules_fired = atomic_load(&s->rules_fired);
     st->kernel_dropped = atomic_load(&s->kdropped);
+    for (unsigned i = 0; i < s->nprod; i++) {
+        st->tx_sent += atomic_load(&s->tx_sent[i]);
+        st->tx_failed += atomic_load(&s->tx_failed[i]);
+        st->tx_skipped += atomic_load(&s->tx_skipped[i]);
+    }
 }
 
 const char *src_error(const struct log_source *cs)

@@ -37,6 +37,9 @@
 
 struct log_source;
 struct producer;
+struct can_tx;
+
+#define SRC_TX_PER_IFACE 256        /* --send entries per interface (issue 27 asks for 64) */
 
 /* One kind of source: the table entry (source.c) that --source SPEC selects. */
 struct src_ops {
@@ -68,6 +71,7 @@ struct producer {
     uint64_t quota;                 /* gen:can with --max-records: this channel's share */
     /* counters, flushed into the source's atomics every FLUSH_EVERY records */
     uint64_t offered, offered_bytes, dropped;
+    struct can_tx *tx;              /* can:, canpair: with --send on this interface */
 };
 
 struct log_source {
@@ -102,6 +106,8 @@ struct log_source {
     _Atomic uint64_t budget_rec, budget_bytes;   /* taken so far, when limits are set */
     _Atomic uint64_t ring_free;                  /* published by the writer */
     atomic_uint ring_epoch;
+    _Atomic uint64_t tx_sent[SRC_MAX_CHANNELS], tx_failed[SRC_MAX_CHANNELS],  /* --send */
+        tx_skipped[SRC_MAX_CHANNELS];
 
     pthread_mutex_t lock;           /* trigger request and error text */
     int trig_pending;
@@ -217,6 +223,24 @@ void src_fire(struct log_source *s, uint64_t ts, const char *fmt, ...)
 /* One CAN frame through budget and rules into the log (--filter is the core's control
  * stage, after it). 1 appended (or dropped and counted), -1 the budget is used up. */
 int src_emit_can(struct producer *p, const struct src_can_frame *f);
+
+/* ---- can_send.c: --send ------------------------------------------------------------- */
+
+/* The --send values (s->o.send) against the channel names, after the source's parse: 0,
+ * or -1 with a message in err (not a can: source, an interface not logged, a listen-only
+ * one, a bad frame or period, too many frames). */
+int src_send_parse(struct log_source *s, char *err, size_t errlen);
+/* Start / join producer p's sender thread (none without --send on its interface). */
+int src_send_start(struct producer *p);
+void src_send_join(struct producer *p);
+void src_send_free(struct log_source *s);
+
+/* ---- can_ctrlmode.c: --listen-only -------------------------------------------------- */
+
+/* Whether the CAN interface ifindex is in listen-only mode: 1 yes, 0 no, -1 its driver has
+ * no CAN control modes (vcan), -2 the kernel did not say. kind gets the link kind
+ * ("can", "vcan") when known. */
+int src_can_listen_only(unsigned ifindex, char *kind, size_t kindlen);
 
 /* ---- file.c --------------------------------------------------------------------------- */
 

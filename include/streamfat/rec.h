@@ -45,6 +45,8 @@ enum sf_rec_type {
 #define SF_CAN_FD  0x08u   /* CAN FD frame */
 #define SF_CAN_BRS 0x10u   /* CAN FD bit rate switch */
 #define SF_CAN_ESI 0x20u   /* CAN FD error state indicator */
+#define SF_CAN_TX  0x40u   /* the logger sent this frame (its time: the kernel's transmit
+                              confirmation); informational, docs/FORMAT.md */
 #define SF_CAN_BODY 8u     /* CAN body bytes before the data */
 #define SF_LATENCY_BODY 16u /* LATENCY body: i64 latency_ns, u64 period_ns */
 #define SF_DROP_BODY 24u   /* DROP body: u64 count, first_ts, last_ts */
@@ -110,7 +112,7 @@ struct sf_file_header {
 
 /* CAN record flag bits (docs/FORMAT.md, Record types): 0-5 the SF_CAN_* bits; 6-15
  * informational (a reader keeps the frame and ignores a bit it does not know; bit 6 is
- * reserved for "the logger sent this frame"); 16-31 change the frame's meaning (a reader
+ * SF_CAN_TX); 16-31 change the frame's meaning (a reader
  * that does not know a set bit skips the record as bad-can). */
 #define SF_CAN_FLAGS_INFO    0x0000FFC0u
 #define SF_CAN_FLAGS_MEANING 0xFFFF0000u

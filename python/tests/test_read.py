@@ -13,7 +13,7 @@ FRAME_TYPES = [("ts", pa.timestamp("ns", tz="UTC")),
                ("channel", pa.dictionary(pa.int32(), pa.string())), ("id", pa.uint32()),
                ("ext", pa.bool_()), ("rtr", pa.bool_()), ("fd", pa.bool_()),
                ("brs", pa.bool_()), ("esi", pa.bool_()), ("err", pa.bool_()),
-               ("dlc", pa.uint8()), ("data", pa.binary())]
+               ("dlc", pa.uint8()), ("data", pa.binary()), ("tx", pa.bool_())]
 
 
 def test_schema_exact(frames_image):
@@ -41,7 +41,7 @@ def test_read_log_order_and_types(frames_image):
     recs = list(streamfat.read_log(img))
     assert isinstance(recs[0], streamfat.Header) and recs[0].clock == "realtime"
     frames = [r for r in recs if isinstance(r, streamfat.Frame)]
-    assert [f._asdict() for f in frames] == expect
+    assert [f._asdict() for f in frames] == [dict(e, tx=False) for e in expect]
     # each channel is named (CHANNEL record) before its first frame
     named = set()
     for r in recs:

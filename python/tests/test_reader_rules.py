@@ -278,3 +278,26 @@ def test_item11_no_wall_clock(tmp_path):
     assert isinstance(hdr, streamfat.Header) and hdr.start_ts is None
     out = sf("export", "--relative", p).stdout.decode().splitlines()
     assert [ln.split(")")[0] for ln in out] == ["(0.000000", "(1.500000"]
+
+
+# ---- issue 27, transmit: CAN flag bit 6 (TX) ---------------------------------------------
+
+def test_tx_bit_every_reader(tmp_path):
+    """A frame the logger sent (bit 6) is kept by every reader as a frame; read_arrow's `tx`
+    column and read_log's Frame.tx say so, python-can's plugin gives is_rx False, and
+    export's candump lines are the same as without the bit (no direction field)."""
+    import can as pycan
+    data = sfl([[can(0, T0 + 1, 0x7DF, b"\x02\x01\x00", flags=0x40),
+                 can(0, T0 + 2, 0x7E8, b"\x04\x41\x00\xbe"),
+                 can(0, T0 + 3, 0x1ABCDEF0, bytes(5), flags=0x01 | 0x02 | 0x40)]])
+    exp, ref, arrow = readers(tmp_path, data)
+    agree(exp, ref, arrow)
+    assert [r for _, r in exp["lines"]] == ["7DF#020100", "7E8#044100BE", "1ABCDEF0#R5"]
+    t = arrow["table"]
+    assert t.column_names[-1] == "tx"
+    assert t.column("tx").to_pylist() == [True, False, True]
+    frames = [r for r in streamfat.read_log(str(tmp_path / "t.sfl"))
+              if type(r).__name__ == "Frame"]
+    assert [f.tx for f in frames] == [True, False, True]
+    msgs = list(pycan.LogReader(str(tmp_path / "t.sfl")))
+    assert [m.is_rx for m in msgs] == [False, True, False]

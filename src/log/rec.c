@@ -29,7 +29,9 @@
 #define FH_SESSION_ID 16    /* u64 */
 #define FH_FEATURES   24    /* u64: bits 0-31 compatible, 32-63 required (FORMAT.md) */
 
-#define CAN_FLAGS_ALL (SF_CAN_EFF | SF_CAN_RTR | SF_CAN_ERR | SF_CAN_FD | SF_CAN_BRS | SF_CAN_ESI)
+/* The bits a writer may store: the six frame bits and TX (informational, docs/FORMAT.md) */
+#define CAN_FLAGS_ALL (SF_CAN_EFF | SF_CAN_RTR | SF_CAN_ERR | SF_CAN_FD | SF_CAN_BRS | SF_CAN_ESI | \
+                       SF_CAN_TX)
 
 static int block_size_ok(uint32_t b)
 {
@@ -103,7 +105,7 @@ uint32_t sf_rec_put_can(uint8_t *dst, uint8_t channel, uint64_t ts, uint32_t id,
 }
 
 /* What a reader checks of a CAN record's flags: the informational bits 6-15 are ignored
- * (docs/FORMAT.md: a later writer may set them, e.g. bit 6 for a frame the logger sent);
+ * (docs/FORMAT.md: bit 6 is TX, which no check depends on; 7-15 a later writer's);
  * any other unknown bit (16-31) changes the frame's meaning and makes it bad-can. */
 static uint32_t rec_read_flags(uint32_t flags)
 {

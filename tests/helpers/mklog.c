@@ -129,13 +129,14 @@ int main(int argc, char **argv)
     static const uint8_t d8[] = { 0xDE, 0xAD, 0xBE, 0xEF, 0x00, 0x01, 0x02, 0x03 };
     static const uint8_t derr[] = { 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00 };
     can(0, T0, 0x123, 0, d4, 4);
-    can(0, T0 + 1000, 0x1ABCDEF0, SF_CAN_EFF, d8, 8);
+    /* TX (the logger sent it, FORMAT.md bit 6) on one classic, one remote, one FD frame */
+    can(0, T0 + 1000, 0x1ABCDEF0, SF_CAN_EFF | SF_CAN_TX, d8, 8);
     can(1, T0 + 2000, 0x7FF, SF_CAN_RTR, NULL, 0);
-    can(1, T0 + 3000, 0xABC, SF_CAN_EFF | SF_CAN_RTR, NULL, 5);
+    can(1, T0 + 3000, 0xABC, SF_CAN_EFF | SF_CAN_RTR | SF_CAN_TX, NULL, 5);
     other(SF_REC_TEXT, 0, T0 + 3500, "hello from mklog", 16);
     for (int i = 0; i < 64; i++)
         d[i] = (uint8_t)(i * 3 + 1);
-    can(0, T0 + 4000, 0x321, SF_CAN_FD | SF_CAN_BRS, d, 12);
+    can(0, T0 + 4000, 0x321, SF_CAN_FD | SF_CAN_BRS | SF_CAN_TX, d, 12);
     can(0, T0 + 5000, 0x1FFFFFFF, SF_CAN_FD | SF_CAN_EFF | SF_CAN_ESI, d, 64);
     can(2, T0 + 6000, 0x080, SF_CAN_ERR, derr, 8);
     can(0, T0 + 7000, 0x000, 0, NULL, 0);

@@ -15,7 +15,8 @@ Known format limits (docs/EXPORT.md), expected here rather than hidden:
   asc      error frames carry no id or data; python-can's ASCReader takes a CAN FD frame
            with no data for a remote frame
   candump  python-can's reader gives error frames no channel, id or data
-  csv      no channel and no CAN FD flags in python-can's layout
+  csv      no channel, no CAN FD flags and no direction in python-can's layout
+  candump  no direction either (CAN flag bit 6, TX: asc and blf compare it)
 """
 import argparse
 import base64
@@ -25,7 +26,7 @@ import sys
 
 import can
 
-EFF, RTR, ERR, FD, BRS, ESI = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+EFF, RTR, ERR, FD, BRS, ESI, TX = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
 
 
 def load_ref(path):
@@ -101,6 +102,8 @@ def expected(fmt, f, names, t0):
         e["channel"] = int(m.group(1)) if m and int(m.group(1)) < 65535 else f["ch"]
     if e["err"] and fmt in ("candump", "asc"):
         return e
+    if fmt in ("asc", "blf"):
+        e["rx"] = not f["flags"] & TX     # ASC Tx / BLF direction flag: python-can's is_rx
     rtr = bool(f["flags"] & RTR)
     e.update(id=f["id"], ext=bool(f["flags"] & EFF), rtr=rtr, dlc=f["len"],
              data=b"" if rtr else f["data"])
@@ -125,7 +128,7 @@ def got(m, e):
         g["ts_us"] = e["ts_us"] if g["ts_ns"] == e["ts_ns"] else round(m.timestamp * 1e6)
     names = dict(channel="channel", id="arbitration_id", ext="is_extended_id",
                  rtr="is_remote_frame", dlc="dlc", fd="is_fd", brs="bitrate_switch",
-                 esi="error_state_indicator")
+                 esi="error_state_indicator", rx="is_rx")
     for k, attr in names.items():
         if k in e:
             g[k] = getattr(m, attr)

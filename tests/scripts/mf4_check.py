@@ -145,7 +145,7 @@ def check_asammdf(path, want):
         for i, f in enumerate(exp[:len(ids.samples)]):
             ext = bool(f["flags"] & EFF)
             e = dict(ts=f["ts"], BusChannel=f["bus"], ID=f["id"] | (0x80000000 if ext else 0),
-                     IDE=int(ext), Dir=0)
+                     IDE=int(ext), Dir=int(bool(f["flags"] & 0x40)))   # bit 6 TX
             g = dict(ts=t0 + round(float(ids.timestamps[i]) * 1e9), ID=int(ids.samples[i]))
             for m, col in cols.items():
                 if m != "DataBytes":

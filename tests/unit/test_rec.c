@@ -148,7 +148,9 @@ static void test_records(void)
     CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, SF_CAN_FD, data, 65), 0);
     CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, SF_CAN_BRS, data, 1), 0);       /* BRS without FD */
     CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, SF_CAN_FD | SF_CAN_RTR, data, 1), 0);
-    CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, 0x40, data, 1), 0);             /* unknown flag */
+    CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, 0x80, data, 1), 0);             /* unknown flag */
+    CHECK(sf_rec_put_can(blk, 0, 0, 1, SF_CAN_TX, data, 1) > 0);          /* TX: written */
+    CHECK_EQ(sf_rec_put_can(blk, 0, 0, 1, SF_CAN_TX | SF_CAN_BRS, data, 1), 0);
 
     /* The other types, each with odd lengths to exercise padding */
     const char *text = "hello, log";
@@ -1079,7 +1081,7 @@ static void test_flag_rules(void)
         CHECK_EQ(ok, bit < 16);
         if (ok)
             CHECK(c.id == 0x123 && c.len == 2 && c.data[1] == 0xBB && c.flags == r.flags);
-        if (bit >= 6)                  /* writers never store an unknown bit */
+        if (bit >= 7)                  /* writers never store an unknown bit (6 is TX) */
             CHECK(sf_rec_put_can(buf, 0, 1, 0x123, 1u << bit, data, 2) == 0);
     }
     body[5] = body[6] = body[7] = 0xFF;  /* the reserved bytes are not read */

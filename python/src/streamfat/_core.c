@@ -911,37 +911,38 @@ static PyObject *Decoder_decode(DecoderObject *self, PyObject *args)
     return PyBool_FromLong(self->ended);
 }
 
-/* The six flag columns as Arrow bitmaps (LSB first), one after the other, each
- * (n + 7) / 8 bytes: ext (EFF), rtr, fd, brs, esi, err. */
+/* The seven flag columns as Arrow bitmaps (LSB first), one after the other, each
+ * (n + 7) / 8 bytes: ext (EFF), rtr, fd, brs, esi, err, tx (bit 6: the logger sent it). */
+#define NFLAGCOLS 7
 static PyObject *flag_bitmaps(const uint8_t *fl, size_t n)
 {
-    static const uint8_t bit[6] = { SF_CAN_EFF, SF_CAN_RTR, SF_CAN_FD, SF_CAN_BRS, SF_CAN_ESI,
-                                    SF_CAN_ERR };
+    static const uint8_t bit[NFLAGCOLS] = { SF_CAN_EFF, SF_CAN_RTR, SF_CAN_FD, SF_CAN_BRS,
+                                            SF_CAN_ESI, SF_CAN_ERR, SF_CAN_TX };
     size_t nb = (n + 7) / 8, full = n / 8;
-    uint8_t *p = malloc(nb ? 6 * nb : 1);
-    int shift[6];
+    uint8_t *p = malloc(nb ? NFLAGCOLS * nb : 1);
+    int shift[NFLAGCOLS];
 
     if (!p)
         return PyErr_NoMemory();
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < NFLAGCOLS; k++)
         shift[k] = __builtin_ctz(bit[k]);
     /* eight frames at a time: bit k of each of 8 flag bytes gathered into one byte by a
      * multiply (byte j's bit lands on bit 56 + j, no two terms overlap, so no carries) */
     for (size_t j = 0; j < full; j++) {
         uint64_t v;
         memcpy(&v, fl + 8 * j, 8);
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < NFLAGCOLS; k++)
             p[k * nb + j] = (uint8_t)((((v >> shift[k]) & 0x0101010101010101ull) *
                                        0x0102040810204080ull >> 56));
     }
     if (full < nb)
-        for (int k = 0; k < 6; k++) {
+        for (int k = 0; k < NFLAGCOLS; k++) {
             uint8_t m = 0;
             for (size_t i = 8 * full; i < n; i++)
                 m |= (uint8_t)(((fl[i] & bit[k]) != 0) << (i & 7));
             p[k * nb + full] = m;
         }
-    return buf_own(p, 6 * nb);
+    return buf_own(p, NFLAGCOLS * nb);
 }
 
 /* The channel column as Arrow dictionary indices: int32 indices into the sorted list of

@@ -29,7 +29,7 @@ class SflReader(MessageReader):
                 timestamp=r.ts / 1e9, arbitration_id=r.id, is_extended_id=r.ext,
                 is_remote_frame=r.rtr, is_error_frame=r.err, is_fd=r.fd,
                 bitrate_switch=r.brs, error_state_indicator=r.esi, dlc=r.dlc,
-                data=r.data, channel=r.channel, check=False)
+                data=r.data, channel=r.channel, is_rx=not r.tx, check=False)
 
     def stop(self):
         pass

@@ -32,9 +32,13 @@ FRAME_SCHEMA = pa.schema([
     ("ts", TS_UTC), ("channel", CHANNEL_TYPE), ("id", pa.uint32()),
     ("ext", pa.bool_()), ("rtr", pa.bool_()), ("fd", pa.bool_()), ("brs", pa.bool_()),
     ("esi", pa.bool_()), ("err", pa.bool_()), ("dlc", pa.uint8()), ("data", pa.binary()),
+    ("tx", pa.bool_()),
 ])
+# the C-made bitmaps' order (_core.c flag_bitmaps); tx (bit 6: the logger sent the frame,
+# docs/FORMAT.md) comes last, after dlc and data, so the older columns keep their places
 _FLAG_BITS = (("ext", 0x01), ("rtr", 0x02), ("fd", 0x08), ("brs", 0x10), ("esi", 0x20),
               ("err", 0x04))
+_TX_BIT = 0x40
 
 
 # ---- typed records (read_log) ------------------------------------------------------------
@@ -61,6 +65,7 @@ class Frame(NamedTuple):
     err: bool
     dlc: int
     data: bytes
+    tx: bool = False        # the logger sent it (CAN flag bit 6, `log --send`)
 
 
 class Sample(NamedTuple):
@@ -332,8 +337,9 @@ def _frames_batch(st, b, with_block=False):
         pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(b["can_len"])]),
         pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(b["can_offsets"]),
                                                pa.py_buffer(b["can_data"])]),
+        pa.Array.from_buffers(pa.bool_(), n, [None, bits.slice(len(_FLAG_BITS) * nb, nb)]),
     ]
-    names = ["ts", "channel", "id"] + [x for x, _ in _FLAG_BITS] + ["dlc", "data"]
+    names = ["ts", "channel", "id"] + [x for x, _ in _FLAG_BITS] + ["dlc", "data", "tx"]
     if with_block:
         runs = np.frombuffer(b["can_block_runs"], np.uint64).reshape(-1, 2)
         cols.append(pa.array(np.repeat(runs[:, 0], runs[:, 1].astype(np.int64)), pa.uint64()))
@@ -543,7 +549,7 @@ def _records(st, b):
             yield (i, before[i], 2), Frame(
                 ts[i], _chan_name(names, ch[i]), ids[i], bool(f & 1), bool(f & 2),
                 bool(f & 8), bool(f & 16), bool(f & 32), bool(f & 4), ln[i],
-                data[offs[i]:offs[i + 1]])
+                data[offs[i]:offs[i + 1]], bool(f & _TX_BIT))
 
     def others():
         ots = np.frombuffer(b["ts"], np.int64).tolist() if m else []
