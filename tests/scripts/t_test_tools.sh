@@ -41,7 +41,8 @@ for path in sys.argv[1:]:
         names = []
         m = re.search(r'\bneed_tool\s+(.*)', code)
         if m and not code.lstrip().startswith('need_tool()'):
-            names += m.group(1).split()
+            # its arguments end where the command does: ; && || | ) or a redirection
+            names += re.split(r'\s*(?:;|&&|\|\||\||\)|\d*>|<)', m.group(1))[0].split()
         names += re.findall(r'command -v\s+"?([A-Za-z0-9_./+-]+)"?', code)
         m = re.match(r'\s*for (\w+) in ([^;]*); do', code)
         if m and any(re.search(r'command -v\s+"?\$\{?%s\b' % m.group(1), l)
