@@ -29,6 +29,9 @@
 #   nodev    no -device nvme: the firmware must say "no NVMe controller" and exit 2.
 # Exit 0 when every check passes, 1 on a failure, 77 when a tool is missing.
 set -euo pipefail
+# grep -q that reads all its input: an early exit would kill the writer with SIGPIPE,
+# which pipefail reports as a failure (tests/scripts/lib.sh has the same)
+matches() { grep "$@" >/dev/null; }
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build-hw}
@@ -216,7 +219,7 @@ frc=0
 timeout 120 fsck.exfat -n "$kimg" </dev/null >"$out/sector4k.fsck" 2>&1 || frc=$?
 ((frc == 0)) || { cat "$out/sector4k.fsck" >&2; fail "sector4k: fsck.exfat -n exited $frc"; }
 check_raw "$kimg" $((16 << 20)) || fail "sector4k: RAW.BIN is not the pattern"
-"$SF" info "$kimg" </dev/null | grep -Eq '^sector size: +4096$' ||
+"$SF" info "$kimg" </dev/null | matches -E '^sector size: +4096$' ||
     fail "sector4k: the volume does not have 4096-byte sectors"
 rm -f "$kimg"
 say "sector4k: 4096-byte LBA format found, fsck clean, RAW.BIN = pattern"

@@ -84,6 +84,12 @@ skip() {
 }
 log() { echo "== $*" >&2; }
 
+# `... | matches ARGS` is `... | grep -q ARGS` that reads all of its input. grep -q exits
+# at its first match; a writer with more to say then dies of SIGPIPE, and under pipefail
+# the pipeline fails although the text matched (t_configure_redetect's `nm | grep -q`
+# failed so in CI, depending on timing). t_script_pipes keeps `| grep -q` out of scripts.
+matches() { grep "$@" >/dev/null; }
+
 need_tool() {
     local t
     for t in "$@"; do

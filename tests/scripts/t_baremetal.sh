@@ -89,7 +89,7 @@ run_case() {
         local leak='more clusters are allocated|cluster chain length is >|^ *Truncating file to|^Reclaimed [0-9]+ unused clusters|Dirty bit is set|removing dirty bit'
         local banner='^exfatprogs version|^fsck\.fat [0-9]|^/[A-Z0-9.]+$|: corrupted\. directories|: files corrupted [0-9]+, files fixed 0|^Leaving filesystem unchanged|: [0-9]+ files, [0-9]+/[0-9]+ clusters$|^$'
         grep -Eq "$leak" "$WORK/$name.fsck" || fail "$name: $fsck -n exited $frc"
-        ! grep -Ev "$leak|$banner" "$WORK/$name.fsck" | grep -q . ||
+        ! grep -Ev "$leak|$banner" "$WORK/$name.fsck" | matches . ||
             fail "$name: $fsck -n finds more than the leak a cut may leave: $(grep -Ev "$leak|$banner" "$WORK/$name.fsck" | head -n 3)"
         log "case $name: $fsck -n reports only the leak a cut may leave (a chain past its file's size, unowned clusters, the dirty flag)"
     fi
@@ -174,7 +174,7 @@ else
 fi
 run_case sector4k fsck.exfat exfat 4k
 ((DROPPED == 0)) || fail "sector4k: $DROPPED frames dropped with a main loop that never stalls"
-sf_ok info "$WORK/sector4k.img" | grep -Eq '^sector size: +4096$' ||
+sf_ok info "$WORK/sector4k.img" | matches -E '^sector size: +4096$' ||
     fail "sector4k: the image does not have 4096-byte sectors"
 for ms in 600 1234 1901; do
     run_case "cut$ms" fsck.exfat exfat "cut=$ms"

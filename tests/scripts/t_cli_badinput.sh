@@ -50,9 +50,9 @@ expect() {
     timeout 120 "$SF" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
     ((rc == code)) || { cat "$WORK/err" >&2; fail "streamfat $*: exit $rc, expected $code"; }
     has_sanitizer_report "$WORK/err" && fail "sanitizer report: streamfat $*"
-    head -n1 "$WORK/err" | grep -q "^streamfat $c: ." ||
+    head -n1 "$WORK/err" | matches "^streamfat $c: ." ||
         { cat "$WORK/err" >&2; fail "streamfat $*: first line is not 'streamfat $c: ...'"; }
-    head -n1 "$WORK/err" | grep -qF -- "$name" ||
+    head -n1 "$WORK/err" | matches -F -- "$name" ||
         { cat "$WORK/err" >&2; fail "streamfat $*: the error does not name '$name'"; }
     local try=0
     [[ $(wc -l <"$WORK/err") == 2 && $(tail -n1 "$WORK/err") == "Try 'streamfat $c --help'." ]] && try=1
@@ -150,7 +150,7 @@ sf_ok mkfs -q -t exfat -s 16M "$lg"
 logger=$!
 on_exit "kill $logger"
 # Its first file exists once it holds the lock (ls takes none, so it cannot disturb it).
-has_log() { timeout 30 "$SF" ls "$1" 2>/dev/null | grep -q SFL; }
+has_log() { timeout 30 "$SF" ls "$1" 2>/dev/null | matches SFL; }
 wait_until "the logger's first file" "$logger" has_log "$lg"
 rc=0
 "$SF" put "$lg" "$WORK/hello.txt" </dev/null >/dev/null 2>"$WORK/err" || rc=$?

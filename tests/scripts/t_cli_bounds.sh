@@ -29,7 +29,7 @@ while IFS='|' read -r want re args; do
     has_sanitizer_report err && { cat err >&2; fail "$args: sanitizer"; }
     ((rc == want)) || { cat err >&2; fail "streamfat $args: exit $rc, expected $want"; }
     re=${re//@RING@/$ring}
-    head -n1 err | grep -qE -- "$re" || { cat err >&2; fail "streamfat $args: not '$re'"; }
+    head -n1 err | matches -E -- "$re" || { cat err >&2; fail "streamfat $args: not '$re'"; }
     [[ ! -e x.img ]] || fail "streamfat $args: created x.img"
     n=$((${n:-0} + 1))
 done <<'TABLE'

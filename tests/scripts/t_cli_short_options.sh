@@ -86,9 +86,9 @@ while read -r c letters; do
 done <"$WORK/letters"
 
 log "the spellings kept: demo --image, mkfs --partition SCHEME; log -s is --size"
-sf_ok mkfs -s 8M --partition mbr "$WORK/p.img" | grep -q 'partition: *MBR' ||
+sf_ok mkfs -s 8M --partition mbr "$WORK/p.img" | matches 'partition: *MBR' ||
     fail "mkfs --partition mbr did not make an MBR"
-sf_ok mkfs -s 8M --partition-table gpt "$WORK/g.img" | grep -q 'partition: *GPT' ||
+sf_ok mkfs -s 8M --partition-table gpt "$WORK/g.img" | matches 'partition: *GPT' ||
     fail "mkfs --partition-table gpt did not make a GPT"
 sf_err 2 log -s gen:can "$WORK/l.img"
 grep -q -- "--source has no short form" "$SF_LAST_ERR" || fail "log -s SRC: no hint that -s is --size now"

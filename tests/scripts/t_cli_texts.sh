@@ -20,12 +20,12 @@ cd "$WORK"
 
 log "help texts: every export format, no test-machine notes"
 sf_ok --help >main.help
-grep -E '^  export ' main.help | grep -q 'MF4' || { grep export main.help >&2; fail "main help: export without MF4"; }
+grep -E '^  export ' main.help | matches 'MF4' || { grep export main.help >&2; fail "main help: export without MF4"; }
 grep -qE '^  export .*candump -L lines\)' main.help && fail "main help: export decodes only 'candump -L lines'"
 sf_ok export --help >export.help
-sed -n '/^NAME/,/^$/p' export.help | grep -q 'MF4' || fail "export NAME line omits MF4"
+sed -n '/^NAME/,/^$/p' export.help | matches 'MF4' || fail "export NAME line omits MF4"
 sf_ok log --help >log.help
-sed -n '/^  file:PATH/,/^  can:/p' log.help | grep -q 'MF4' || fail "log --help: file: omits MF4"
+sed -n '/^  file:PATH/,/^  can:/p' log.help | matches 'MF4' || fail "log --help: file: omits MF4"
 grep -qiE 'AF_CAN|canpair|test machines' log.help && fail "log --help talks about test machines"
 
 log "README: exit status 3 of every command that has it; no test count; no ARCHITECTURE.md"
@@ -33,7 +33,7 @@ para=$(awk '/Exit status: 0 success/ { on = 1 } on { print } on && /^$/ { exit }
 [[ -n $para ]] || fail "README has no exit status paragraph"
 for c in $(awk '/^COMMANDS/ { on = 1; next } on && /^  [a-z]+ / { print $1 } on && /^$/ && n++ { exit }' main.help); do
     sf_ok "$c" --help >"$c.help"
-    if sed -n '/^EXIT STATUS/,$p' "$c.help" | grep -qE '(^|[ ,;])3 '; then
+    if sed -n '/^EXIT STATUS/,$p' "$c.help" | matches -E '(^|[ ,;])3 '; then
         grep -q "\`$c\` exits 3\|\`$c\` when\|\`$c\`.*3" <<<"$para" ||
             { echo "$para" >&2; fail "README's exit statuses omit $c's 3"; }
     fi

@@ -36,7 +36,7 @@ usage_err() {
     ((rc == 2)) || { cat "$WORK/err" >&2; fail "streamfat $c $*: exit $rc, expected 2"; }
     [[ ! -s $WORK/out ]] || fail "streamfat $c $*: wrote to stdout on a usage error"
     [[ $(wc -l <"$WORK/err") == 2 ]] || { cat "$WORK/err" >&2; fail "streamfat $c $*: not two lines"; }
-    head -n1 "$WORK/err" | grep -q "^streamfat $c: ." || fail "streamfat $c $*: first line: $(head -n1 "$WORK/err")"
+    head -n1 "$WORK/err" | matches "^streamfat $c: ." || fail "streamfat $c $*: first line: $(head -n1 "$WORK/err")"
     [[ $(tail -n1 "$WORK/err") == "Try 'streamfat $c --help'." ]] || fail "streamfat $c $*: no 'Try' line"
 }
 for c in mkfs info ls cat get put rm mkdir log export fsck bench plan; do

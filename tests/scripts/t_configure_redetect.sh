@@ -71,4 +71,4 @@ grep -q ' is off: ' "$WORK/make2.out" &&
 grep -q '^SF_HAVE_URING:' "$B/CMakeCache.txt" && fail "SF_HAVE_URING cached"
 grep -qE '^(CJSON|URING|DEFLATE)_FOUND:INTERNAL=1' "$B/CMakeCache.txt" ||
     fail "the libraries were not found again"
-nm "$B/streamfat" | grep -q io_uring_queue_init || fail "streamfat not linked with liburing"
+nm "$B/streamfat" | matches io_uring_queue_init || fail "streamfat not linked with liburing"

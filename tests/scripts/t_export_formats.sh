@@ -28,7 +28,7 @@ check() { /usr/bin/python3 "$CHECK" "$@" >&2 || fail "export_check $*"; }
 LOGF=$WORK/LOG00001.SFL
 run_helper mklog "$LOGF" 512 2000
 "$FRAMES" "$LOGF" >"$WORK/ref"
-grep -c '^can ' "$WORK/ref" | grep -qx 2009 || fail "log_frames: expected 2009 frames"
+grep -c '^can ' "$WORK/ref" | matches -x 2009 || fail "log_frames: expected 2009 frames"
 
 # ---- every format, from a host file ---------------------------------------------------
 log "candump, asc, blf (zlib, stored), csv, csv-wide, raw from a host file"

@@ -130,7 +130,7 @@ for t in exfat fat32 fat16 mbr gpt ext4; do
     [[ $(sha256sum <"$t.img") == "$before" ]] || fail "bench --fs on $t: the refused target changed"
 done
 sf_ok bench --fs --size 8M --bs 64K --destroy --json exfat.img >/dev/null
-sf_ok info exfat.img | grep -qi exfat || fail "bench --fs --destroy: no exFAT volume after"
+sf_ok info exfat.img | matches -i exfat || fail "bench --fs --destroy: no exFAT volume after"
 log "bench --fs: refused without --destroy, formats with it"
 
 log "the demo replaces its own image; logging onto a refused volume without --mkfs"

@@ -43,7 +43,7 @@ build_and_run() {
     rm -f "$WORK/run/card.img"
     sf_ok mkfs -q -t exfat -s 64M "$WORK/run/card.img"
     (cd "$WORK/run" && timeout 60 "$WORK/sample") || fail "the sample built from $tree failed"
-    sf_ok cat "$WORK/run/card.img" can0.log | grep -q '^can0 123#DEADBE$' ||
+    sf_ok cat "$WORK/run/card.img" can0.log | matches '^can0 123#DEADBE$' ||
         fail "can0.log not written by the sample built from $tree"
 }
 build_and_run "$DEST"
@@ -52,7 +52,7 @@ build_and_run "$WORK/moved"
 log "the README program builds from a DESTDIR install and from the same tree moved"
 
 # ---- make demo and its tools ----
-grep -A3 '`make demo` needs' "$SF_SRC/README.md" | grep -q 'zlib1g-dev libdeflate-dev' ||
+grep -A3 '`make demo` needs' "$SF_SRC/README.md" | matches 'zlib1g-dev libdeflate-dev' ||
     fail "README does not say what make demo needs"
 rc=0
 timeout 60 make -s -C "$SF_SRC" demo CMAKE=/nonexistent/cmake BUILD="$WORK/nobuild" \

@@ -38,7 +38,7 @@ check_volume() {
     ((off)) && lo+=(-o "$off")
     loop_attach "$img" "${lo[@]}"
     run_fsck_exfat "$LOOP"
-    exfatlabel "$LOOP" </dev/null 2>/dev/null | grep -qF "label: $LABEL" ||
+    exfatlabel "$LOOP" </dev/null 2>/dev/null | matches -F "label: $LABEL" ||
         fail "exfatlabel does not show the label $LABEL"
     [[ $(blkid -p -o value -s LABEL "$LOOP") == "$LABEL" ]] || fail "blkid does not show the label"
     [[ $(blkid -p -o value -s TYPE "$LOOP") == exfat ]] || fail "blkid does not see exFAT"
@@ -106,7 +106,7 @@ for c in "${cases[@]}"; do
     mbr) sfdisk -V "$img" </dev/null >/dev/null 2>&1 || fail "sfdisk -V: bad MBR" ;;
     gpt)
         if command -v sgdisk >/dev/null; then
-            timeout 60 sgdisk -v "$img" </dev/null 2>&1 | grep -q 'No problems found' ||
+            timeout 60 sgdisk -v "$img" </dev/null 2>&1 | matches 'No problems found' ||
                 fail "sgdisk -v: bad GPT"
         fi
         ;;

@@ -33,7 +33,7 @@ for f in garbage.bin empty.log; do
     # The first ten unreadable lines are reported with their numbers (docs/LOG.md); the
     # verdict is one line, the last.
     [[ $(grep -c "no CAN frame in it" "$WORK/err") -eq 1 && $(wc -l <"$WORK/err") -le 11 ]] &&
-        tail -n1 "$WORK/err" | grep -q "$f: no CAN frame in it" ||
+        tail -n1 "$WORK/err" | matches "$f: no CAN frame in it" ||
         { cat "$WORK/err" >&2; fail "file:$f: not one last line saying there was no frame"; }
     names | cmp -s - "$WORK/names.before" || fail "file:$f: a file was left on the volume"
 done
@@ -46,7 +46,7 @@ nothing_from() {
     shift 3
     sf log -q "$@" "$IMG" <"$in" 2>"$WORK/err" >/dev/null || rc=$?
     ((rc == 1)) || { cat "$WORK/err" >&2; fail "$what: exit $rc, expected 1"; }
-    [[ $(wc -l <"$WORK/err") -le 11 ]] && tail -n1 "$WORK/err" | grep -qE "$re" ||
+    [[ $(wc -l <"$WORK/err") -le 11 ]] && tail -n1 "$WORK/err" | matches -E "$re" ||
         { cat "$WORK/err" >&2; fail "$what: the last line does not match: $re"; }
     names | cmp -s - "$WORK/names.before" ||
         { names >&2; fail "$what: a file or directory was left on the volume"; }

@@ -104,7 +104,7 @@ check_written() {
     get) cmp -s "$out" "$WORK/log.SFL" ;;
     demo) sf_ok info "$out" >"$WORK/info"; grep -q DEMO "$WORK/info" ;;
     bench_plot) grep -q '<svg' "$out" ;;
-    bench_csv) head -1 "$out" | grep -q '^window,' ;;
+    bench_csv) head -1 "$out" | matches '^window,' ;;
     esac
 }
 

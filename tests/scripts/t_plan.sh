@@ -68,4 +68,4 @@ for c in plan bench; do
     grep -q "^  streamfat $c " "$WORK/h.txt" && grep -q '^EXAMPLES' "$WORK/h.txt" &&
         grep -q '^EXIT STATUS' "$WORK/h.txt" || fail "$c --help"
 done
-sf_ok --help | grep -qw plan || fail "streamfat --help does not list plan"
+sf_ok --help | matches -w plan || fail "streamfat --help does not list plan"

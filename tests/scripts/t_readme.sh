@@ -77,7 +77,7 @@ PY
 nrun=$(grep -c '^RUN' "$WORK/commands.tsv" || true)
 nskip=$(grep -c '^SKIP' "$WORK/commands.tsv" || true)
 ((nrun >= 20)) || { cat "$WORK/commands.tsv" >&2; fail "only $nrun README commands found"; }
-grep -m1 '^RUN' "$WORK/commands.tsv" | grep -q $'^RUN\tstreamfat log --mkfs' ||
+grep -m1 '^RUN' "$WORK/commands.tsv" | matches $'^RUN\tstreamfat log --mkfs' ||
     fail "the README's first CLI command is not the log --mkfs one: $(head -n1 "$WORK/commands.tsv")"
 
 # ---- inputs the commands read, and stand-ins for devices ----
@@ -171,7 +171,7 @@ printf 'can0 123#DEADBE\ncan0 123#DEADBE\n' | cmp - "$WORK/can0.got" || fail "ca
 sf_ok ls -l card.img >"$WORK/ls.txt"
 year=$(date -u +%Y)
 years+=" $year $(date +%Y)"
-grep -E "can0\.log" "$WORK/ls.txt" | grep -qE "(${years// /|})-" ||
+grep -E "can0\.log" "$WORK/ls.txt" | matches -E "(${years// /|})-" ||
     { cat "$WORK/ls.txt" >&2; fail "can0.log is not dated $years (no clock set?)"; }
 sf_ok fsck card.img >/dev/null
 # a file without a file system: the program says why (sf_mount_error) and exits 1

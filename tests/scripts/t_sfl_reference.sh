@@ -191,7 +191,7 @@ every_log "$IMG" "power cut"
 rc=0; sf fsck --repair "$IMG" >/dev/null 2>&1 || rc=$?
 ((rc == 1)) || fail "fsck --repair exited $rc"
 every_log "$IMG" "after repair"
-grep -c . "$WORK/ref.candump" | grep -qx 600 || fail "after repair: $(grep -c . "$WORK/ref.candump") frames, 600 expected"
+grep -c . "$WORK/ref.candump" | matches -x 600 || fail "after repair: $(grep -c . "$WORK/ref.candump") frames, 600 expected"
 
 # ---- the damage the issue named ---------------------------------------------------------
 B=$(python3 -c 'import struct,sys; print(struct.unpack_from("<I", open(sys.argv[1],"rb").read(), 40)[0])' "$WORK/base.SFL")
@@ -238,7 +238,7 @@ head -c 5000 "$WORK/base.SFL" | tail -c 4000 >"$WORK/nolog.SFL"
 compare "$WORK/nolog.SFL" "no valid block" "damaged: not a log"
 # No frame twice or out of order: every gen:can frame's data counts up per file.
 for f in swap farswap duptail; do
-    "$SF" export "$WORK/$f.SFL" 2>/dev/null | sort | uniq -d | grep -q . && fail "$f: duplicate frames"
+    "$SF" export "$WORK/$f.SFL" 2>/dev/null | sort | uniq -d | matches . && fail "$f: duplicate frames"
 done
 "$SF" export "$WORK/base.SFL" 2>/dev/null >"$WORK/all.log"
 "$SF" export "$WORK/swap.SFL" 2>/dev/null >"$WORK/swap.log" || true
