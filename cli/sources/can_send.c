@@ -175,10 +175,16 @@ int src_send_parse(struct log_source *s, char *err, size_t errlen)
 static int tx_frame(void *ctx, uint8_t channel, const struct sf_can *f)
 {
     struct can_tx *t = ctx;
+
+    (void)channel;
+    return src_can_write(t->p, f);
+}
+
+int src_can_write(struct producer *p, const struct sf_can *f)
+{
     struct canfd_frame cf;
     size_t mtu = (f->flags & SF_CAN_FD) ? CANFD_MTU : CAN_MTU;
 
-    (void)channel;
     memset(&cf, 0, sizeof cf);
     cf.can_id = f->id | ((f->flags & SF_CAN_EFF) ? CAN_EFF_FLAG : 0) |
                 ((f->flags & SF_CAN_RTR) ? CAN_RTR_FLAG : 0);
@@ -188,7 +194,7 @@ static int tx_frame(void *ctx, uint8_t channel, const struct sf_can *f)
                              ((f->flags & SF_CAN_ESI) ? CANFD_ESI : 0));
     if (!(f->flags & SF_CAN_RTR))
         memcpy(cf.data, f->data, f->len);
-    return send(t->p->fd, &cf, mtu, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)mtu ? 0 : -1;
+    return send(p->fd, &cf, mtu, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)mtu ? 0 : -1;
 }
 
 static void *tx_main(void *arg)

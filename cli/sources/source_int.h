@@ -38,6 +38,7 @@
 struct log_source;
 struct producer;
 struct can_tx;
+struct can_poll;
 
 #define SRC_TX_PER_IFACE 256        /* --send entries per interface (issue 27 asks for 64) */
 
@@ -72,6 +73,7 @@ struct producer {
     /* counters, flushed into the source's atomics every FLUSH_EVERY records */
     uint64_t offered, offered_bytes, dropped;
     struct can_tx *tx;              /* can:, canpair: with --send on this interface */
+    struct can_poll *poll;          /* can:, canpair: with --poll on this interface */
 };
 
 struct log_source {
@@ -234,6 +236,22 @@ int src_send_parse(struct log_source *s, char *err, size_t errlen);
 int src_send_start(struct producer *p);
 void src_send_join(struct producer *p);
 void src_send_free(struct log_source *s);
+/* Write one frame to producer p's socket without waiting: 0, or -1 (queue full, down). The
+ * hook of --send's schedule and of --poll's client. */
+int src_can_write(struct producer *p, const struct sf_can *f);
+
+/* ---- can_poll.c: --poll ------------------------------------------------------------- */
+
+/* The --poll values (s->o.poll) against the channel names, after --send's: 0, or -1 with a
+ * message in err. */
+int src_poll_parse(struct log_source *s, char *err, size_t errlen);
+/* A frame producer p read (not its own echo): to its interface's poll client, if any. */
+void src_poll_feed(struct producer *p, const struct src_can_frame *f);
+int src_poll_start(struct producer *p);
+void src_poll_join(struct producer *p);
+/* Each poll's counters into st->poll[] (in --poll order). */
+void src_poll_stats(struct log_source *s, struct src_stats *st);
+void src_poll_free(struct log_source *s);
 
 /* ---- can_ctrlmode.c: --listen-only -------------------------------------------------- */
 

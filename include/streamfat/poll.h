@@ -149,8 +149,9 @@ int sf_poll_add(struct sf_poll_client *c, const struct sf_poll_def *d);
 /* Arms every poll: its first request at `now`. */
 void sf_poll_start(struct sf_poll_client *c, uint64_t now);
 /* Takes a frame of the bus (any id: what is not an answer to a poll is ignored; frames
- * with SF_CAN_TX, the echo of what this client sent, too). f->ts is the port's clock. */
-void sf_poll_feed(struct sf_poll_client *c, const struct sf_proto_frame *f);
+ * with SF_CAN_TX, the echo of what this client sent, too). f->ts is the port's clock.
+ * Returns 1 when the frame was taken (an answer id: deadlines may have moved), else 0. */
+int sf_poll_feed(struct sf_poll_client *c, const struct sf_proto_frame *f);
 /* Sends what is due, ends what timed out; returns the next time to call it (or sooner). */
 uint64_t sf_poll_tick(struct sf_poll_client *c, uint64_t now);
 /* The STmin byte for a separation time in microseconds (rounded up to what the coding

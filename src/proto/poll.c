@@ -365,21 +365,22 @@ static void pump(struct sf_poll_client *c, uint64_t now)
     }
 }
 
-void sf_poll_feed(struct sf_poll_client *c, const struct sf_proto_frame *f)
+int sf_poll_feed(struct sf_poll_client *c, const struct sf_proto_frame *f)
 {
     uint8_t who;
     uint32_t i;
 
     if (f->flags & (SF_CAN_TX | SF_CAN_ERR | SF_CAN_RTR))
-        return;
+        return 0;
     for (i = 0; i < c->n; i++)
         if (answer_id(&c->cfg.polls[i], f->id & 0x1FFFFFFFu, (f->flags & SF_CAN_EFF) != 0,
                       f->channel, &who))
             break;
     if (i == c->n)
-        return;                 /* the common case: a frame that answers no poll */
+        return 0;               /* the common case: a frame that answers no poll */
     sf_proto_feed(&c->proto, f);
     pump(c, f->ts);
+    return 1;
 }
 
 uint64_t sf_poll_tick(struct sf_poll_client *c, uint64_t now)
