@@ -159,6 +159,8 @@ static const char help[] =
 "                       DELAY after the start; repeatable, up to 256 per interface. Each\n"
 "                       sent frame is logged from the kernel's echo with the TX flag and\n"
 "                       the time the driver confirmed it. IFACE must be one of can:'s.\n"
+"                       PERIOD 'on:can:ID/MASK' (the condition of --trigger can:): once\n"
+"                       each time a received frame matches, DELAY after it\n"
 "                       Nothing is ever sent without --send\n"
 "  --poll obd:PID[,PID...]@PERIOD@IFACE  can: ask OBD-II mode 01 PIDs (2 hex digits;\n"
 "                       4 give the mode: 0902 is the VIN) every PERIOD on the functional\n"

@@ -279,8 +279,12 @@ static void *can_main(void *arg)
          * loopback come without it and stay received frames */
         if (mflags & MSG_CONFIRM)
             f.flags |= SF_CAN_TX;
-        else if (p->poll)
-            src_poll_feed(p, &f);       /* before the log: flow control goes out at once */
+        else {
+            if (p->poll)
+                src_poll_feed(p, &f);   /* before the log: flow control goes out at once */
+            if (s->nsend_trig)
+                src_send_on_frame(s, &f);
+        }
         if (src_emit_can(p, &f) < 0) {
             done = 1;
             break;

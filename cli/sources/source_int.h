@@ -41,6 +41,13 @@ struct can_tx;
 struct can_poll;
 
 #define SRC_TX_PER_IFACE 256        /* --send entries per interface (issue 27 asks for 64) */
+#define SRC_SEND_TRIGGERS 64        /* --send ...@on:can:ID/MASK entries in all */
+
+/* A --send entry's trigger: a received frame matching id/mask sends it (on channel ch). */
+struct src_send_trig {
+    uint32_t id, mask;
+    uint8_t ch;
+};
 
 /* One kind of source: the table entry (source.c) that --source SPEC selects. */
 struct src_ops {
@@ -110,6 +117,8 @@ struct log_source {
     atomic_uint ring_epoch;
     _Atomic uint64_t tx_sent[SRC_MAX_CHANNELS], tx_failed[SRC_MAX_CHANNELS],  /* --send */
         tx_skipped[SRC_MAX_CHANNELS];
+    struct src_send_trig send_trig[SRC_SEND_TRIGGERS];   /* entry k: trigger number k + 1 */
+    unsigned nsend_trig;
 
     pthread_mutex_t lock;           /* trigger request and error text */
     int trig_pending;
@@ -239,6 +248,8 @@ void src_send_free(struct log_source *s);
 /* Write one frame to producer p's socket without waiting: 0, or -1 (queue full, down). The
  * hook of --send's schedule and of --poll's client. */
 int src_can_write(struct producer *p, const struct sf_can *f);
+/* A frame a can: receive loop read: the --send entries it triggers (on:can:ID/MASK). */
+void src_send_on_frame(struct log_source *s, const struct src_can_frame *f);
 
 /* ---- can_poll.c: --poll ------------------------------------------------------------- */
 
