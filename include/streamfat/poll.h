@@ -17,7 +17,9 @@
  *
  * Each poll asks its items (PIDs or DIDs) one after another: the first at every period's
  * deadline (drift-free, as the transmit schedule), each next one when the one before is
- * answered or timed out, never two outstanding at once on one poll. An answer ends an
+ * answered or timed out, never two outstanding at once on one poll. A cycle still running
+ * at the next deadline delays the next one until it ends (late, not lost); a second
+ * deadline passed meanwhile is skipped and counted. An answer ends an
  * item when it is whole: a single frame, or the last consecutive frame. A physical
  * request (uds:) is answered once; a functional one (obd:, 0x7DF / 0x18DB33F1) by any
  * number of ECUs: the item ends at the timeout, or earlier once every responder that
@@ -66,7 +68,9 @@ struct sf_poll_stats {
     uint64_t broken;            /* answers ISO-TP ended broken (lost or wrong CF, timeout) */
     uint64_t overflow;          /* first frames answered with OVFLW (no room) */
     uint64_t flow_controls;     /* CTS frames sent */
-    uint64_t skipped;           /* periods passed over: the cycle before was still busy */
+    uint64_t skipped;           /* periods passed over: the cycle before was still busy
+                                   past a whole period (one period late is started late,
+                                   as soon as the cycle before ends) */
     uint64_t multi_frame;       /* answers that came as first + consecutive frames */
 };
 
@@ -90,7 +94,9 @@ struct sf_poll {
     uint8_t busy;               /* an item is outstanding */
     uint8_t item;               /* which */
     uint8_t receiving;          /* multi-frame answers to it under way */
-    uint8_t answered;           /* responders that answered it (functional) */
+    uint8_t answered;           /* someone answered it */
+    uint8_t due;                /* a period came while busy: the next cycle starts when
+                                   this one ends */
     uint8_t seen[32];           /* functional: responders of the whole windows so far
                                    (bit = the id's low byte) */
     uint8_t got[32];            /* functional: responders that answered this item */

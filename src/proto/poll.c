@@ -106,6 +106,7 @@ void sf_poll_start(struct sf_poll_client *c, uint64_t now)
     for (uint32_t i = 0; i < c->n; i++) {
         c->cfg.polls[i].next = now;
         c->cfg.polls[i].busy = 0;
+        c->cfg.polls[i].due = 0;
     }
 }
 
@@ -221,6 +222,10 @@ static void advance(struct sf_poll_client *c, struct sf_poll *p, uint64_t now)
     }
     p->item = 0;
     p->busy = 0;
+    if (p->due) {               /* a period came while this cycle ran: its cycle now, late */
+        p->due = 0;
+        request(c, p, now);
+    }
 }
 
 /* Every responder known to answer a functional request has answered this item. */
@@ -404,7 +409,10 @@ uint64_t sf_poll_tick(struct sf_poll_client *c, uint64_t now)
             uint64_t late = now - p->next;
             uint64_t missed = periods_in(late, p->def.period_ns);   /* periods wholly passed over */
             if (p->busy) {
-                p->st.skipped += missed + 1u;            /* this one too */
+                /* the cycle starts as soon as this one ends (late, not lost); a period
+                 * already waiting, or whole periods passed over, are skipped */
+                p->st.skipped += missed + p->due;
+                p->due = 1;
             } else {
                 p->st.skipped += missed;
                 p->item = 0;

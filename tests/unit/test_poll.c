@@ -489,6 +489,27 @@ static void test_timeout_and_late(void)
     CHECK_EQ(B.late_hooks, 1);
 }
 
+/* A cycle longer than the period (two items timing out, 100 ms each, every 150 ms): the
+ * next cycle starts late, as soon as the one before ends, none is lost until the lag is a
+ * whole period; then one is skipped and counted. */
+static void test_overrun(void)
+{
+    struct sf_poll_def d = obd(0, 150 * MS);
+
+    setup(0, 0, sizeof arena);
+    REQUIRE(sf_poll_add(&C, &d) == 0);
+    run(450 * MS - 1);
+    CHECK_EQ(polls[0].st.skipped, 0);
+    REQUIRE(B.nsent == 5);
+    for (unsigned i = 0; i < 5; i++)
+        CHECK_EQ(B.sent[i].t, i * 100 * MS);        /* cycles at 0, 200, 400 */
+    setup(0, 0, sizeof arena);
+    REQUIRE(sf_poll_add(&C, &d) == 0);
+    run(1500 * MS - 1);                 /* lag 50 ms a cycle: 150 ms by the 4th */
+    CHECK(polls[0].st.skipped >= 1);
+    CHECK_EQ(polls[0].st.requests, B.nsent);
+}
+
 /* Two ECUs answer a functional request with interleaved multi-frame answers (11-bit and
  * 29-bit): both whole, each flow control to its sender; once both are known, an item
  * ends as soon as both answered, not at the timeout. */
@@ -543,5 +564,6 @@ int main(void)
     test_pending_and_negative();
     test_timeout_and_late();
     test_interleaved();
+    test_overrun();
     TEST_END();
 }
