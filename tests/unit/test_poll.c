@@ -1,4 +1,4 @@
-/* The poll client (src/proto/poll.c) against model ECUs on a model bus, in the model's own
+/* The poll client (src/log/poll.c) against model ECUs on a model bus, in the model's own
  * time: the client's tx hook puts its frames on the bus (the ECUs see them at once), the
  * ECUs' answers are queued with the times they go out, and the loop feeds them to the
  * client or ticks it, whichever comes first. The ECU speaks ISO-TP from the standard (not
