@@ -214,6 +214,10 @@ int src_poll_parse(struct log_source *s, char *err, size_t errlen)
         snprintf(err, errlen, "--poll needs a can: source");
         return -1;
     }
+    if (s->o.npoll > SRC_MAX_POLLS) {
+        snprintf(err, errlen, "--poll: more than %d polls", SRC_MAX_POLLS);
+        return -1;
+    }
     stmin = sf_poll_stmin_code((uint32_t)(s->o.poll_stmin_ns / 1000u));
     if (s->o.poll_stmin_ns > 127 * UINT64_C(1000000) || stmin < 0) {
         snprintf(err, errlen, "--poll-stmin: 0 to 127 ms");

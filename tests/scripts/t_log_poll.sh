@@ -173,6 +173,9 @@ refuse "the functional id is 7DF or 18DB33F1" --source can:can0 --poll 'obd:7E0:
 refuse "two different ids of one kind" --source can:can0 --poll 'uds:7E0/18DAF110:F190@1s@can0'
 refuse "10 ms or more" --source can:can0 --poll 'obd:0C@1ms@can0'
 refuse "more than 16 items" --source can:can0 --poll "obd:$(seq -s, 10 26)@1s@can0"
+many=()
+for i in $(seq 0 64); do many+=(--poll "uds:$(printf '%03X/%03X' $i $((i + 0x100))):F190@1s@can0"); done
+refuse "more than 64 polls" --source can:can0 "${many[@]}"
 refuse "--poll-bs must be" --source can:can0 --poll-bs 256
 refuse "--poll-stmin must be" --source can:can0 --poll-stmin 200ms
 refuse "--poll-timeout must be" --source can:can0 --poll-timeout 0
