@@ -16,7 +16,7 @@
 #include "cli.h"
 
 static const char *const repeatable[] = { "filter", "trigger", "prescale", "signal", "send",
-                                          NULL };
+                                          "poll", NULL };
 
 static int is_repeatable(const char *name)
 {

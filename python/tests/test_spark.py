@@ -76,6 +76,24 @@ def test_counts_ids_and_partitions(spark, logs):
     assert got == per_id
 
 
+def test_tx_column(spark, tmp_path):
+    """Issue 27: a frame the logger sent (CAN flag bit 6) has tx true, as read_arrow's
+    column says; the others false."""
+    from sflwrite import can, sfl
+    t0 = 1_700_000_000_000_000_000
+    card = tmp_path / "card"
+    card.mkdir()
+    (card / "LOG00001.SFL").write_bytes(sfl([[
+        can(0, t0 + 1, 0x7DF, b"\x02\x01\x0c", flags=0x40),
+        can(0, t0 + 2, 0x7E8, b"\x04\x41\x0c\x1a\xf8"),
+        can(0, t0 + 3, 0x18DA10F1, b"\x30\x00\x00", flags=0x01 | 0x40)]]))
+    want = streamfat.read_arrow(card).column("tx").to_pylist()
+    assert want == [True, False, True]
+    df = spark.read.format("streamfat").load(str(card))
+    assert df.schema["tx"].dataType.simpleString() == "boolean"
+    assert [r["tx"] for r in df.orderBy("ts_ns").select("tx").collect()] == want
+
+
 def test_dbc_signals_spark_duckdb_arrow(spark, logs, tmp_path):
     _d, card = logs
     t = streamfat.read_arrow(card)

@@ -47,7 +47,7 @@ from .volume import Volume
 
 FRAME_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
              "channel string, id int, ext boolean, rtr boolean, fd boolean, brs boolean, "
-             "esi boolean, err boolean, dlc tinyint, data binary")
+             "esi boolean, err boolean, dlc tinyint, data binary, tx boolean")
 DROP_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
             "count bigint, first_ts_ns bigint, last_ts_ns bigint")
 DAMAGE_DDL = ("file string, kind string, reason string, block bigint, offset bigint, "
@@ -357,9 +357,9 @@ class StreamfatReader(DataSourceReader):
         cols = self._common(name, dev, st, t.column("ts"))
         cols += [t.column("channel").cast(pa.string()), t.column("id").cast(pa.int32())]
         cols += [t.column(c) for c in ("ext", "rtr", "fd", "brs", "esi", "err")]
-        cols += [t.column("dlc").cast(pa.int8()), t.column("data")]
+        cols += [t.column("dlc").cast(pa.int8()), t.column("data"), t.column("tx")]
         names = ["file", "device", "date", "ts", "ts_ns", "channel", "id", "ext", "rtr", "fd",
-                 "brs", "esi", "err", "dlc", "data"]
+                 "brs", "esi", "err", "dlc", "data", "tx"]
         return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
 
     def _drop_batch(self, name, dev, st, t):
