@@ -193,27 +193,14 @@ static void data(struct sf_proto *p, const struct sf_proto_frame *f,
     }
     uint8_t pk = f->data[0];
     /* an ETP.DT outside a window (no DPO has placed it) is expected by no number */
-    if (pk != s->seq || (etp && s->sub != SUB_DATA)) {
-        if (s->seq > 1 && pk == s->seq - 1u)
-            p->stats.j1939_dup_dt++;
-        else
-            p->stats.j1939_wrong_seq++;
-        sf_proto_close(p, s, SF_MSG_BAD_SEQ);
-        return;
+    switch (sf_proto_take_packet(p, s, f, pk, !etp || s->sub == SUB_DATA)) {
+    case TAKE_DUP: p->stats.j1939_dup_dt++; return;
+    case TAKE_WRONG: p->stats.j1939_wrong_seq++; return;
+    case TAKE_SHORT: p->stats.j1939_short_dt++; return;
+    case TAKE_DONE: return;
+    case TAKE_MORE: break;
     }
-    uint32_t need = s->declared - s->have;
-    if (need > 7)
-        need = 7;
-    if ((uint32_t)f->len - 1u < need) {
-        p->stats.j1939_short_dt++;
-        sf_proto_close(p, s, SF_MSG_BAD_LENGTH);
-        return;
-    }
-    sf_proto_append(p, s, f->data + 1, need, f->ts);
-    s->seq++;
-    if (s->have == s->declared)
-        sf_proto_close(p, s, SF_MSG_OK);
-    else if (s->sub != SUB_BAM && pk == s->window_end) {
+    if (s->sub != SUB_BAM && pk == s->window_end) {
         s->sub = SUB_WAIT_CTS;
         sf_proto_arm(p, s, f->ts + p->t3);
     } else
