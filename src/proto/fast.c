@@ -10,7 +10,7 @@
  *                                                  ends SF_MSG_BAD_LENGTH)
  *   frame 0 while the session is open               the open one ends SF_MSG_REPLACED
  *   a later frame without a session, or of another sequence counter   orphan
- *   a later frame repeating the previous counter    dup, ends SF_MSG_BAD_SEQ
+ *   a later frame repeating the previous one (counter and bytes)   dup, ends SF_MSG_BAD_SEQ
  *   any other unexpected frame counter              wrong_seq, ends SF_MSG_BAD_SEQ
  *   no frame within cfg.fast_ms (750 ms)            ends SF_MSG_TIMEOUT */
 #include "proto_impl.h"

@@ -19,7 +19,8 @@
  *     packets; an unknown control byte                bad_cm, ignored
  *   RTS or BAM while the pair's session is open        the open one ends SF_MSG_REPLACED
  *   TP.DT, CTS or DPO without a session                orphan
- *   TP.DT repeating the previous packet number         dup_dt, ends SF_MSG_BAD_SEQ
+ *   (E)TP.DT repeating the previous packet (its number and its bytes: ETP numbers
+ *     restart in every window)                         dup_dt, ends SF_MSG_BAD_SEQ
  *   TP.DT with any other unexpected number, CTS or DPO asking for a packet beyond the
  *     next, ETP.DT before a DPO                        wrong_seq, ends SF_MSG_BAD_SEQ
  *   TP.DT too short for what the message still needs  short_dt, ends SF_MSG_BAD_LENGTH

@@ -23,8 +23,8 @@ void sf_proto_append(struct sf_proto *p, struct sf_proto_session *s, const uint8
 /* A frame carrying packet `number` of session s (J1939 TP.DT / ETP.DT: byte 0; a fast
  * packet's frame counter), its data the up to 7 bytes after byte 0. The number must be
  * s->seq, the next expected, and in_window true (ETP: a DPO has placed the window), else
- * the session ends SF_MSG_BAD_SEQ: TAKE_DUP when it repeats the previous number,
- * TAKE_WRONG otherwise. A frame too short for what the message still needs ends it
+ * the session ends SF_MSG_BAD_SEQ: TAKE_DUP when the frame repeats the previous packet
+ * (its number and its bytes), TAKE_WRONG otherwise. A frame too short for what the message still needs ends it
  * SF_MSG_BAD_LENGTH: TAKE_SHORT. Else the bytes are appended and s->seq advanced:
  * TAKE_DONE when that completed the message (closed SF_MSG_OK), TAKE_MORE when more are
  * to come (the caller arms its timer). The caller counts the outcome. */

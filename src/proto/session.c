@@ -90,13 +90,25 @@ void sf_proto_append(struct sf_proto *p, struct sf_proto_session *s, const uint8
     s->last_ts = ts;
 }
 
+/* A repeat: the previous number again, carrying the bytes taken last (7 of them: only a
+ * message's last packet is shorter, and after it the session is closed). The number alone
+ * does not tell: ETP numbers restart in every window, so after a lost packet and a lost
+ * DPO the next window's packets carry numbers the last one had. */
+static int repeats(const struct sf_proto *p, const struct sf_proto_session *s,
+                   const struct sf_proto_frame *f, uint8_t number)
+{
+    return s->seq > 1 && number == s->seq - 1u && s->have >= 7 && f->len >= 8 &&
+           !memcmp(f->data + 1, p->cfg.arena + s->off + s->have - 7, 7);
+}
+
 enum sf_take sf_proto_take_packet(struct sf_proto *p, struct sf_proto_session *s,
                                   const struct sf_proto_frame *f, uint8_t number,
                                   int in_window)
 {
     if (number != s->seq || !in_window) {
+        enum sf_take t = repeats(p, s, f, number) ? TAKE_DUP : TAKE_WRONG;
         sf_proto_close(p, s, SF_MSG_BAD_SEQ);
-        return s->seq > 1 && number == s->seq - 1u ? TAKE_DUP : TAKE_WRONG;
+        return t;
     }
     uint32_t need = s->declared - s->have;
     if (need > 7)

@@ -231,12 +231,19 @@ static void broken(void)
     dpo(11, 0x10, 0x20, 255, 0);
     edt(12, 0x10, 0x20, 1, 1, 2000);
     edt(13, 0x10, 0x20, 3, 3, 2000);
+    /* windows of 2: packet 2 and the second DPO lost, the next window's packet 1 (packet
+       3) carries the number packet 1 had: a lost packet, not a repeat (its bytes differ) */
+    rts(20, 0x10, 0x20, 2000);
+    dpo(21, 0x10, 0x20, 2, 0);
+    edt(22, 0x10, 0x20, 1, 1, 2000);
+    edt(24, 0x10, 0x20, 1, 3, 2000);
     st = rig_stats(&r);
-    REQUIRE(r.n == 2);
+    REQUIRE(r.n == 3);
     CHECK(r.m[0].status == SF_MSG_BAD_SEQ && r.m[0].length == 7);
     CHECK(r.m[1].status == SF_MSG_BAD_SEQ && r.m[1].length == 7);
+    CHECK(r.m[2].status == SF_MSG_BAD_SEQ && r.m[2].length == 7);
     CHECK_EQ(st->j1939_dup_dt, 1);
-    CHECK_EQ(st->j1939_wrong_seq, 1);
+    CHECK_EQ(st->j1939_wrong_seq, 2);
     /* a last ETP.DT too short; a new RTS replaces; aborts of the PGN from either side */
     rig_init(&r, NULL);
     rts(0, 0x10, 0x20, 1786);
