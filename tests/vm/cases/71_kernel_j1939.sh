@@ -32,4 +32,4 @@ streamfat export -f messages d.img LOG00001.SFL > msgs.json || fail "export -f m
 [ "$(grep -c '"proto":"j1939","status":"ok"' msgs.json)" = 7 ] || fail "not 7 whole TP messages"
 streamfat export d.img LOG00001.SFL > frames.log || fail "export failed"
 grep -q ' [0-9A-F][0-9A-F]EC2340#11' frames.log || fail "no CTS from the kernel logged"
-info "$(wc -l < sent) messages of 0..1785 bytes, $(wc -l < frames.log) frames"
+info "$(wc -l < sent) messages of 0..1785 bytes, $(wc -l < frames.log) frames; pgn prio tp: $(cut -d' ' -f1,2,5 got | sort -u | tr '\n' ';')"
