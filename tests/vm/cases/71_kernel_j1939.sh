@@ -5,7 +5,8 @@
 # else: single frames (0..8 bytes, PDU2 broadcast and PDU1 to an address), TP BAM (9..1,785
 # bytes to 0xFF: 50 ms between TP.DTs, the kernel's pace) and TP RTS/CTS (9..1,785 bytes to
 # an address: the kernel answers RTS with CTS and ends with EndOfMsgAck for the receiving
-# socket). The priority is the kernel receiver's (for TP messages that of the TP.CM).
+# socket). The priority is the kernel receiver's, and the one each sending socket set
+# (SO_J1939_SEND_PRIO: Linux sends the TP.CM at it too).
 log_bg --source can:vcan0
 wait_listeners vcan0 2
 : > sent
@@ -28,8 +29,12 @@ if ! cmp -s sent got; then
     diff s.short g.short | head -20
     fail "the exported J1939 messages differ from what the kernel sent ($(wc -l < sent) sent, $(wc -l < got) exported)"
 fi
+cut -d' ' -f1,2,5 got > pgn_prio
+for pp in "65226 6 false" "61184 3 false" "65265 7 true" "55808 5 true" "61184 2 true"; do
+    grep -qx "$pp" pgn_prio || fail "no message of PGN, priority, tp $pp"
+done
 streamfat export -f messages d.img LOG00001.SFL > msgs.json || fail "export -f messages failed"
 [ "$(grep -c '"proto":"j1939","status":"ok"' msgs.json)" = 7 ] || fail "not 7 whole TP messages"
 streamfat export d.img LOG00001.SFL > frames.log || fail "export failed"
 grep -q ' [0-9A-F][0-9A-F]EC2340#11' frames.log || fail "no CTS from the kernel logged"
-info "$(wc -l < sent) messages of 0..1785 bytes, $(wc -l < frames.log) frames; pgn prio tp: $(cut -d' ' -f1,2,5 got | sort -u | tr '\n' ';')"
+info "$(wc -l < sent) messages of 0..1785 bytes, $(wc -l < frames.log) frames; pgn prio tp: $(sort -u pgn_prio | tr '\n' ';')"
