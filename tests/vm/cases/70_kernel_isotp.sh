@@ -5,7 +5,8 @@
 # nothing else. Covered: single frames (1..7 bytes), multi-frame up to 4,095 bytes, the
 # 32-bit FF length escape (4,096..8,200, can-isotp's limit in 6.1), 11-bit ids (the
 # OBD-II/UDS ids found by themselves and a named pair), 29-bit normal fixed addressing
-# (0x18DA, found by themselves), extended addressing (first data byte) and mixed addressing
+# (0x18DA, found by themselves), functional requests (single frames on 0x7DF and
+# 0x18DB33F1), extended addressing (first data byte) and mixed addressing
 # on 29-bit ids (0x18CE, named pairs), padding (0xCC, 0x55), CAN FD ISO-TP (frames of 64
 # and of 20 bytes, SFs above 7 bytes with the length escape), and a receiver asking for
 # block sizes 1 and 4 with STmin 2 ms and 500 us (the logged flow control carries them).
@@ -16,6 +17,8 @@ send() { kern_isotp vcan0 "$@" >> sent 2>> kern.err || { cat kern.err; fail "ker
 send 7E8 7E0 1 7 8 62 500 4095
 send 7E9 7E1 4096 5000 8200
 send 18DAF110 18DA10F1 7 100 3000
+send 7DF 7E7 2 7
+send 18DB33F1 18DAF133 3 7
 send 7E8 7E0 -p CC 3 6 7 20 300
 send 6F1 612 -p 55 5 50
 send 6F2 613 -x 12:F1 1 6 7 200 4095
