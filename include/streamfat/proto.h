@@ -64,7 +64,7 @@ struct sf_proto_frame {
 
 enum sf_proto_kind {
     SF_PROTO_ISOTP = 1,
-    SF_PROTO_J1939 = 2,         /* a J1939 TP message (BAM or RTS/CTS) */
+    SF_PROTO_J1939 = 2,         /* a J1939 TP (BAM, RTS/CTS) or ETP message */
     SF_PROTO_FAST = 3,          /* an NMEA 2000 fast packet */
 };
 
