@@ -40,7 +40,7 @@ def candump_to_log(tmp_path, candump):
     return img
 
 
-def frames_log(path, frames, step_ns=1_000_000, channel=0):
+def frames_log(path, frames, step_ns=1_000_000, channel=0, file_id=0x1234):
     """A .SFL of (id, eff, fd, data) frames, step_ns apart (tests/sflwrite.py)."""
     recs = [sflwrite.can(channel, START + i * step_ns, cid, data,
                          flags=(1 if eff else 0) | (8 if fd else 0))
@@ -54,7 +54,7 @@ def frames_log(path, frames, step_ns=1_000_000, channel=0):
         size += len(r)
     if cur:
         blocks.append(cur)
-    path.write_bytes(sflwrite.sfl(blocks, B=4096))
+    path.write_bytes(sflwrite.sfl(blocks, B=4096, file_id=file_id))
     return path
 
 
@@ -361,3 +361,35 @@ def test_iter_messages_rss_flat(tmp_path):
     big, b_size = run(8000)
     assert b_size > 7 * s_size
     assert big - small < 12 * 1024, (small, big)
+
+
+def test_export_messages_csv(mixed):
+    """export -f messages-csv: the fields of -f messages under a header line, read by
+    Python's csv module and by DuckDB's read_csv (null: an empty field)."""
+    import csv
+    import io
+    _, img = mixed
+    opts = ("--fast-pgn", "129029", "--isotp-pair", "6F1:612:ext")
+    want = export_jsonl(img, "messages", *opts)
+    text = sf("export", "-f", "messages-csv", *opts, img, "LOG00001.SFL").stdout.decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == list(want[0])
+    conv = {"channel": int, "addr": int, "sa": int, "da": int, "pgn": int, "ts_first": int,
+            "ts_last": int, "length": int, "declared": int, "frames": int,
+            "eff": lambda v: v == "1"}
+    got = [{k: None if v == "" and k != "data" else conv.get(k, str)(v)
+            for k, v in r.items()} for r in rows]
+    assert got == want
+    duckdb = pytest.importorskip("duckdb")
+    p = img.parent / "m.csv"
+    p.write_text(text)
+    assert duckdb.sql(f"SELECT count(*), sum(length), count(sa), count(fc_id) FROM "
+                      f"read_csv('{p}', header = true)").fetchall() == [
+        (len(want), sum(m["length"] for m in want), sum(m["sa"] is not None for m in want),
+         sum(m["fc_id"] is not None for m in want))]
+    # an empty log: the header line alone
+    empty = img.parent / "empty.img"
+    sf("log", "--mkfs", "exfat", "--size", "16M", "--source", "stdin", "--no-direct", "-q",
+       empty, input=b"(1700000000.000000) can0 123#11\n")
+    assert sf("export", "-f", "messages-csv", empty, "LOG00001.SFL").stdout.decode() == \
+        text.splitlines(True)[0]

@@ -91,11 +91,15 @@ static int var_put(struct var *v, const void *p, size_t n)
 
 /* ---- the rows (messages.py has the same layouts as numpy dtypes) ------------------- */
 
+/* pos, in every row: the index (in the frames fed by that feed() call) of the frame whose
+ * feed handed the message out, or -1 for finish(): the lake keeps a message with the block
+ * of that frame, so a grown file adds each message once. */
 struct msg_row {                 /* 56 bytes */
     int64_t first_ts, last_ts;
     uint32_t id, fc_id, pgn, length, declared, frames;
     uint8_t proto, status, channel, mode, addr, sa, da, prio;
-    uint8_t eff, fd, pad[6];
+    uint8_t eff, fd, pad[2];
+    int32_t pos;
 };
 
 struct uds_row {                 /* 48 bytes (44 and alignment) */
@@ -104,6 +108,7 @@ struct uds_row {                 /* 48 bytes (44 and alignment) */
     uint16_t did;
     uint8_t channel, eff, kind, sid, sub, nrc;
     uint8_t has_sub, has_did, dtc_list, avail_mask;
+    int32_t pos;
 };
 
 struct obd_row {                 /* 40 bytes; the DTC text and the VIN in obd_t */
@@ -111,7 +116,8 @@ struct obd_row {                 /* 40 bytes; the DTC text and the VIN in obd_t 
     double value;
     uint32_t id;
     uint8_t channel, eff, mode, pid;
-    uint8_t frame, kind, has_pid, pad[5];
+    uint8_t frame, kind, has_pid, pad;
+    int32_t pos;
 };
 
 /* obd_row.kind */
@@ -122,12 +128,13 @@ struct obd_row {                 /* 40 bytes; the DTC text and the VIN in obd_t 
 #define OBD_VIN 4
 #define OBD_OTHER 5              /* another mode: the answer's bytes */
 
-struct dm1_row {                 /* 48 bytes */
+struct dm1_row {                 /* 56 bytes */
     int64_t first_ts, last_ts;
     uint32_t id, pgn, spn;
     uint8_t channel, sa, da, prio;
     uint8_t tp, has_dtc, fmi, oc;
     uint8_t cm, lamp[4], flash[4], pad[3];
+    int32_t pos, pad2;
 };
 
 /* UDS request / response pairing (as export -f uds, cli/formats/export_uds.c): the last
@@ -148,7 +155,7 @@ typedef struct {
     struct sf_isotp_pair *pairs;
     uint32_t *pgns;
     int want;
-    int err;                     /* out of memory while collecting */
+    int32_t pos;                 /* the frame being fed (rows' pos), -1 in finish() */
     struct req req[REQS];
     uint32_t req_next;
     uint64_t n_msg, n_uds, n_obd, n_dm1, n_dtc;
@@ -195,6 +202,7 @@ static int put_uds(ReassemblerObject *r, const struct sf_proto_msg *m)
     w.first_ts = (int64_t)m->first_ts;
     w.last_ts = (int64_t)m->last_ts;
     w.req_ts = -1;
+    w.pos = r->pos;
     w.id = m->id;
     w.fc_id = m->fc_id;
     w.channel = m->channel;
@@ -263,6 +271,7 @@ static int put_obd(ReassemblerObject *r, const struct sf_proto_msg *m)
     w.channel = m->channel;
     w.eff = (m->flags & SF_CAN_EFF) != 0;
     w.mode = (uint8_t)mode;
+    w.pos = r->pos;
     if (mode == 1 || mode == 2) {
         struct sf_obd_pid o;
         for (uint32_t i = 0; sf_obd_pid_at(m->payload, m->length, i, &o); i++) {
@@ -319,6 +328,7 @@ static int put_dm1(ReassemblerObject *r, uint64_t first, uint64_t last, uint8_t 
     w.da = j->da;
     w.prio = j->prio;
     w.tp = (uint8_t)tp;
+    w.pos = r->pos;
     w.lamp[0] = dm.mil;
     w.lamp[1] = dm.red_stop;
     w.lamp[2] = dm.amber_warning;
@@ -368,6 +378,7 @@ static int put_msg(ReassemblerObject *r, const struct sf_proto_msg *m)
         w.prio = m->prio;
         w.eff = (m->flags & SF_CAN_EFF) != 0;
         w.fd = m->fd;
+        w.pos = r->pos;
         if (gbuf_put(&r->msg, &w, sizeof w) || var_put(&r->msg_v, m->payload, m->length))
             return -1;
         r->n_msg++;
@@ -564,6 +575,7 @@ static PyObject *Reassembler_feed(ReassemblerObject *self, PyObject *args)
             break;
         }
         struct sf_proto_frame f = {(uint64_t)ts[i], id[i], fl[i], ch[i], len, data + a};
+        self->pos = (int32_t)i;
         if (sf_proto_feed(&self->p, &f) > 0 && drain(self))
             bad = 2;
         /* DM1 / DM2 in one frame (J1939 PDU2, PGN 0xFECA / 0xFECB; not TP) */
@@ -595,6 +607,7 @@ static PyObject *Reassembler_finish(ReassemblerObject *self, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "_proto: Reassembler not initialised");
         return NULL;
     }
+    self->pos = -1;
     sf_proto_finish(&self->p);
     if (drain(self))
         return PyErr_NoMemory();

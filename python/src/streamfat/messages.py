@@ -38,23 +38,23 @@ _MSG_DT = _dtype([("first_ts", "<i8", 0), ("last_ts", "<i8", 8), ("id", "<u4", 1
                   ("declared", "<u4", 32), ("frames", "<u4", 36), ("proto", "u1", 40),
                   ("status", "u1", 41), ("channel", "u1", 42), ("mode", "u1", 43),
                   ("addr", "u1", 44), ("sa", "u1", 45), ("da", "u1", 46), ("prio", "u1", 47),
-                  ("eff", "u1", 48), ("fd", "u1", 49)], 56)
+                  ("eff", "u1", 48), ("fd", "u1", 49), ("pos", "<i4", 52)], 56)
 _UDS_DT = _dtype([("first_ts", "<i8", 0), ("last_ts", "<i8", 8), ("req_ts", "<i8", 16),
                   ("id", "<u4", 24), ("fc_id", "<u4", 28), ("did", "<u2", 32),
                   ("channel", "u1", 34), ("eff", "u1", 35), ("kind", "u1", 36),
                   ("sid", "u1", 37), ("sub", "u1", 38), ("nrc", "u1", 39),
                   ("has_sub", "u1", 40), ("has_did", "u1", 41), ("dtc_list", "u1", 42),
-                  ("avail_mask", "u1", 43)], 48)
+                  ("avail_mask", "u1", 43), ("pos", "<i4", 44)], 48)
 _OBD_DT = _dtype([("first_ts", "<i8", 0), ("last_ts", "<i8", 8), ("value", "<f8", 16),
                   ("id", "<u4", 24), ("channel", "u1", 28), ("eff", "u1", 29),
                   ("mode", "u1", 30), ("pid", "u1", 31), ("frame", "u1", 32),
-                  ("kind", "u1", 33), ("has_pid", "u1", 34)], 40)
+                  ("kind", "u1", 33), ("has_pid", "u1", 34), ("pos", "<i4", 36)], 40)
 _DM1_DT = np.dtype({"names": ["first_ts", "last_ts", "id", "pgn", "spn", "channel", "sa", "da",
-                              "prio", "tp", "has_dtc", "fmi", "oc", "cm", "lamp", "flash"],
+                              "prio", "tp", "has_dtc", "fmi", "oc", "cm", "lamp", "flash", "pos"],
                     "formats": ["<i8", "<i8", "<u4", "<u4", "<u4", "u1", "u1", "u1", "u1", "u1",
-                                "u1", "u1", "u1", "u1", ("u1", (4,)), ("u1", (4,))],
-                    "offsets": [0, 8, 16, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 41],
-                    "itemsize": 48})
+                                "u1", "u1", "u1", "u1", ("u1", (4,)), ("u1", (4,)), "<i4"],
+                    "offsets": [0, 8, 16, 20, 24, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 41, 48],
+                    "itemsize": 56})
 for _dt, _size in ((_MSG_DT, _proto.MSG_ROW), (_UDS_DT, _proto.UDS_ROW),
                    (_OBD_DT, _proto.OBD_ROW), (_DM1_DT, _proto.DM1_ROW)):
     assert _dt.itemsize == _size, "messages.py's row layout differs from _proto.c's"
@@ -243,7 +243,9 @@ def _dm1_batch(st, n, rows):
     return pa.RecordBatch.from_arrays(list(cols.values()), names=list(cols))
 
 
-def _batches(st, taken, tables):
+def _batches(st, taken, tables, with_pos=False):
+    """{table: RecordBatch} of what take() returned; with_pos: a last column `pos` (int32:
+    the frame, in the chunk fed, whose feed handed the row out; -1: finish)."""
     out = {}
     for t in tables:
         if t == "messages":
@@ -258,6 +260,11 @@ def _batches(st, taken, tables):
         else:
             n, rows = taken["dm1"]
             out[t] = _dm1_batch(st, n, rows)
+        if with_pos:
+            dt = {"messages": _MSG_DT, "uds": _UDS_DT, "obd2": _OBD_DT, "dm1": _DM1_DT}[t]
+            key = {"obd2": "obd"}.get(t, t)
+            pos = np.frombuffer(taken[key][1], dt, count=taken[key][0])["pos"]
+            out[t] = out[t].append_column("pos", pa.array(pos, pa.int32()))
     return out
 
 
