@@ -62,7 +62,25 @@ for _dt, _size in ((_MSG_DT, _proto.MSG_ROW), (_UDS_DT, _proto.UDS_ROW),
 _NAMES = _proto.names()
 _OBD_KINDS = ["raw", "value", "supported", "dtc", "vin", "other"]
 _LAMPS = ("mil", "red_stop", "amber_warning", "protect")
-_DM_NAMES = {0xFECA: "DM1", 0xFECB: "DM2"}
+
+
+def _dict_table(names):
+    """(lut: code -> dictionary index or -1, dictionary of the names that exist)."""
+    have = [i for i, n in enumerate(names) if n is not None]
+    lut = np.full(len(names), -1, np.int32)
+    lut[have] = np.arange(len(have), dtype=np.int32)
+    return lut, pa.array([names[i] for i in have], pa.string())
+
+
+# the string columns' names by code (the decoders' tables, _proto.names())
+_DICTS = {k: _dict_table(v) for k, v in {
+    "proto": _NAMES["proto"], "status": _NAMES["status"], "mode": _MODE_NAMES,
+    "uds_kind": ["request", "positive", "negative"], "uds_service": _NAMES["uds_service"],
+    "uds_nrc": _NAMES["uds_nrc"], "obd_kind": _OBD_KINDS,
+    # a row's name: the PID's (0..255), then the bitmap's and the VIN's
+    "obd_name": [x[0] for x in _NAMES["obd_pid"]] + ["pids_supported", "vin"],
+    "obd_unit": [x[1] for x in _NAMES["obd_pid"]],
+    "lamp": _NAMES["lamp"], "flash": _NAMES["flash"], "dm": ["DM1", "DM2"]}.items()}
 
 
 # ---- arguments -----------------------------------------------------------------------------
@@ -114,18 +132,26 @@ def _reassembler(want, protocols, isotp_pairs, fast_pgns, timers):
 # ---- rows to Arrow ----------------------------------------------------------------------
 
 def _ts(v, tst):
-    return pa.array(v, pa.int64()).cast(tst)
+    """A time column straight from the rows' int64 ns (one copy out of the strided field)."""
+    v = np.ascontiguousarray(v, np.int64)
+    return pa.Array.from_buffers(tst, len(v), [None, pa.py_buffer(v)])
 
 
 def _masked(v, typ, valid):
     return pa.array(v, typ, mask=~np.asarray(valid, bool))
 
 
-def _names(codes, names, valid=None):
-    """A string column: names[code]; null where not valid or the name is None."""
-    codes = np.asarray(codes, np.int32)
-    mask = None if valid is None else ~np.asarray(valid, bool)
-    return pa.array(names, pa.string()).take(pa.array(codes, pa.int32(), mask=mask))
+def _names(codes, table, valid=None):
+    """A dictionary<int32, string> column: the name of each code in _DICTS[table]; null
+    where not valid or the code has no name. The dictionary holds only names (no null:
+    pyarrow unifies such dictionaries across batches), so a column costs a lookup, not a
+    string per row."""
+    lut, d = _DICTS[table]
+    idx = lut[np.asarray(codes, np.int64)] if len(codes) else np.zeros(0, np.int32)
+    null = idx < 0
+    if valid is not None:
+        null |= ~np.asarray(valid, bool)
+    return pa.DictionaryArray.from_arrays(pa.array(idx, pa.int32(), mask=null), d)
 
 
 def _binary(n, offsets, data):
@@ -141,11 +167,11 @@ def _messages_batch(st, n, rows, var):
     cols = {
         "first_ts": _ts(r["first_ts"], tst), "last_ts": _ts(r["last_ts"], tst),
         "channel": _channel_array(r["channel"], st.names),
-        "protocol": _names(r["proto"], _NAMES["proto"]),
-        "status": _names(r["status"], _NAMES["status"]),
+        "protocol": _names(r["proto"], "proto"),
+        "status": _names(r["status"], "status"),
         "id": pa.array(r["id"], pa.uint32()), "eff": pa.array(r["eff"] == 1),
         "fc_id": _masked(r["fc_id"], pa.uint32(), iso & (r["fc_id"] != 0)),
-        "mode": _names(np.minimum(r["mode"], 2), _MODE_NAMES, iso),
+        "mode": _names(np.minimum(r["mode"], 2), "mode", iso),
         "addr": _masked(r["addr"], pa.uint8(), iso & (r["mode"] != 0)),
         "sa": _masked(r["sa"], pa.uint8(), ~iso | fixed),
         "da": _masked(r["da"], pa.uint8(), ~iso | fixed),
@@ -178,12 +204,12 @@ def _uds_batch(st, n, rows, var, dtc_off, dtc_code, dtc_status, ndtc):
         "channel": _channel_array(r["channel"], st.names),
         "id": pa.array(r["id"], pa.uint32()), "eff": pa.array(r["eff"] == 1),
         "fc_id": _masked(r["fc_id"], pa.uint32(), r["fc_id"] != 0),
-        "kind": _names(r["kind"], ["request", "positive", "negative"]),
+        "kind": _names(r["kind"], "uds_kind"),
         "sid": pa.array(r["sid"], pa.uint8()),
-        "service": _names(r["sid"], _NAMES["uds_service"]),
+        "service": _names(r["sid"], "uds_service"),
         "sub": _masked(r["sub"], pa.uint8(), r["has_sub"] == 1),
         "nrc": _masked(r["nrc"], pa.uint8(), neg),
-        "nrc_name": _names(r["nrc"], _NAMES["uds_nrc"], neg),
+        "nrc_name": _names(r["nrc"], "uds_nrc", neg),
         "did": _masked(r["did"], pa.uint16(), r["has_did"] == 1),
         "data": _binary(n, *var),
         "avail_mask": _masked(r["avail_mask"], pa.uint8(), dtc_list),
@@ -197,8 +223,6 @@ def _obd_batch(st, n, rows, var, text):
     tst = _ts_type(st)
     kind = r["kind"]
     linear = kind == 1
-    pid_names = [x[0] for x in _NAMES["obd_pid"]] + ["pids_supported", "vin"]
-    units = [x[1] for x in _NAMES["obd_pid"]]
     name_idx = np.where(kind == 2, 256, np.where(kind == 4, 257, r["pid"])).astype(np.int32)
     texts = _binary(n, *text)
     cols = {
@@ -208,10 +232,10 @@ def _obd_batch(st, n, rows, var, text):
         "mode": pa.array(r["mode"], pa.uint8()),
         "pid": _masked(r["pid"], pa.uint8(), r["has_pid"] == 1),
         "frame": _masked(r["frame"], pa.uint8(), (r["mode"] == 2) & (kind < 3)),
-        "kind": _names(kind, _OBD_KINDS),
-        "name": _names(name_idx, pid_names, linear | (kind == 2) | (kind == 4)),
+        "kind": _names(kind, "obd_kind"),
+        "name": _names(name_idx, "obd_name", linear | (kind == 2) | (kind == 4)),
         "value": _masked(r["value"], pa.float64(), linear),
-        "unit": _names(r["pid"], units, linear),
+        "unit": _names(r["pid"], "obd_unit", linear),
         # the DTC code or the VIN; null for the other rows
         "text": pc.if_else(pa.array((kind == 3) | (kind == 4)), _text(texts),
                            pa.scalar(None, pa.string())),
@@ -228,14 +252,14 @@ def _dm1_batch(st, n, rows):
         "first_ts": _ts(r["first_ts"], tst), "last_ts": _ts(r["last_ts"], tst),
         "channel": _channel_array(r["channel"], st.names),
         "id": pa.array(r["id"], pa.uint32()),
-        "dm": pa.array([_DM_NAMES.get(int(p)) for p in r["pgn"]], pa.string()),
+        "dm": _names(r["pgn"] & 1, "dm"),          # 0xFECA DM1, 0xFECB DM2
         "pgn": pa.array(r["pgn"], pa.uint32()),
         "prio": pa.array(r["prio"], pa.uint8()), "sa": pa.array(r["sa"], pa.uint8()),
         "da": pa.array(r["da"], pa.uint8()), "tp": pa.array(r["tp"] == 1),
     }
     for k, lamp in enumerate(_LAMPS):
-        cols[lamp] = _names(r["lamp"][:, k] if n else [], _NAMES["lamp"])
-        cols[lamp + "_flash"] = _names(r["flash"][:, k] if n else [], _NAMES["flash"])
+        cols[lamp] = _names(r["lamp"][:, k] if n else [], "lamp")
+        cols[lamp + "_flash"] = _names(r["flash"][:, k] if n else [], "flash")
     cols.update({
         "spn": _masked(r["spn"], pa.uint32(), has), "fmi": _masked(r["fmi"], pa.uint8(), has),
         "oc": _masked(r["oc"], pa.uint8(), has), "cm": _masked(r["cm"], pa.uint8(), has),
