@@ -315,52 +315,65 @@ def test_dm1_single_and_bam(tmp_path):
 # ---- memory of the batch form ----------------------------------------------------------
 
 # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child's would start at
-# what the forking pytest held
+# what the forking pytest held. The peak after the small log's stream (its second: the
+# first pass sets up memory every pass keeps, about 4 MiB), after the big one's, and after
+# reading the big one whole.
 RSS_CHILD = r"""
 import sys, streamfat
-n = 0
-for b in streamfat.iter_messages(sys.argv[1]):
-    n += b.num_rows
-hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
-print(n, hwm)
+from streamfat import messages
+from streamfat.reader import _iter_files
+
+def hwm():
+    return int([l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1])
+
+def it(src):                      # iter_messages' loop, with chunks of 256 KiB
+    n = 0
+    for name, f in _iter_files(src):
+        for _st, out in messages.iter_file_tables(name, f, ("messages",), chunk=256 << 10):
+            n += out["messages"].num_rows
+    return n
+
+small, big = sys.argv[1:3]
+it(small)                         # a first pass sets up what every pass holds
+out = [it(small), hwm(), it(big), hwm()]
+out += [streamfat.read_messages(big).num_rows, hwm()]
+print(*out)
 """
 
 
 def test_iter_messages_rss_flat(tmp_path):
-    """iter_messages over a log and over one 8 times its size (ISO-TP answers and J1939
-    BAMs between plain frames): the peak RSS of the whole process differs by less than
-    12 MiB (a whole table would hold 8 times the messages)."""
-    unit = []
-    payload = bytes(range(200))
-    unit += isotp_frames(0x7E8, 0x7E0, [payload])
-    pk = (len(payload) + 6) // 7
-    unit.append((0x1CECFF01, True, False, bytes([32, len(payload), 0, pk, 0xFF, 0, 0xFF, 0])))
-    unit += [(0x1CEBFF01, True, False, bytes([k + 1]) + payload[7 * k:7 * k + 7].ljust(7, b"\xff"))
-             for k in range(pk)]
-    unit += [(0x100 + k, False, False, bytes(8)) for k in range(20)]
+    """iter_messages over a log and over one 8 times its size (CAN FD ISO-TP answers of
+    4,095 bytes, 4 KiB of payload per 70 frames, between plain frames; chunks of 256 KiB,
+    so that both logs are many chunks): the peak RSS of the process grows by less than 4
+    MiB, where read_messages' (the whole table, 16 MB of payload on the larger log) grows
+    by more than 12 MiB: the measure sees a table."""
+    payload = bytes(k * 7 & 0xFF for k in range(4095))
+    lines = ["can0 7E8##0" + (bytes([0x1F, 0xFF]) + payload[:62]).hex()]
+    rest, sn = payload[62:], 1
+    while rest:
+        chunk, rest = rest[:63], rest[63:]
+        lines.append("can0 7E8##0" + (bytes([0x20 | sn]) + chunk).ljust(64, b"\xcc").hex())
+        sn = (sn + 1) & 15
+    lines += ["can0 %03X#%s" % (0x100 + k, bytes(8).hex()) for k in range(4)]
 
-    lines = []
-    for k, (cid, eff, fd, data) in enumerate(unit):
-        lines.append("can0 %s#%s" % ("%08X" % cid if eff else "%03X" % cid, data.hex()))
-
-    def run(reps):
+    def log(reps):
         body = "".join("(%d.%06d) %s\n" % (1_700_000_000 + i // 1000, i % 1000 * 1000,
                                             lines[i % len(lines)])
                        for i in range(reps * len(lines)))
         img = tmp_path / f"d{reps}.img"
-        sf("log", "--mkfs", "exfat", "--size", "256M", "--source", "stdin", "--no-direct",
+        sf("log", "--mkfs", "exfat", "--size", "128M", "--source", "stdin", "--no-direct",
            "-q", img, input=body.encode())
-        out = subprocess.run([sys.executable, "-c", RSS_CHILD, str(img)], capture_output=True,
-                             text=True, timeout=300, stdin=subprocess.DEVNULL)
-        assert out.returncode == 0, out.stderr
-        n, rss = map(int, out.stdout.split())
-        assert n == 2 * reps
-        return rss, len(body)
+        return img
 
-    small, s_size = run(1000)
-    big, b_size = run(8000)
-    assert b_size > 7 * s_size
-    assert big - small < 12 * 1024, (small, big)
+    small, big = log(500), log(4000)
+    out = subprocess.run([sys.executable, "-c", RSS_CHILD, str(small), str(big)],
+                         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    n_small, h_small, n_big, h_big, n_whole, h_whole = map(int, out.stdout.split())
+    assert (n_small, n_big, n_whole) == (500, 4000, 4000)
+    # one process, in this order: the streaming peaks, then the whole table's
+    it, whole = h_big - h_small, h_whole - h_big
+    assert it < 4 * 1024 and whole > 12 * 1024, (it, whole)
 
 
 def test_export_messages_csv(mixed):
