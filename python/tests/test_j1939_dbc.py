@@ -204,3 +204,23 @@ def test_lake_j1939_and_message_tables(j1939, tmp_path):
         for f in fs:
             if f.endswith(".parquet"):
                 pq.read_table(os.path.join(dp, f))
+
+
+def test_lake_isotp_pair_option(j1939, tmp_path, capsys):
+    """The lake's --isotp-pair and --fast-pgn: a named pair's messages land in _isotp; a
+    malformed pair is one line and exit status 2, before anything is written."""
+    _dbc, log, _frames = j1939
+    bad = tmp_path / "bad"
+    assert slake.main(["--out", str(bad), "--isotp-pair", "7E0", str(log)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "A:B" in err[0] and not bad.exists()
+    d = tmp_path / "pair"
+    d.mkdir()
+    frames_log(d / "LOG00001.SFL", isotp_frames(0x6F1, 0x612, [bytes(range(30))]))
+    lake = tmp_path / "lake"
+    assert slake.main(["--out", str(lake), "--isotp-pair", "6F1:612", "--fast-pgn",
+                       "129029", str(d / "LOG00001.SFL")]) == 0
+    parts = [os.path.join(dp, f) for dp, _d, fs in os.walk(lake) for f in fs
+             if f.endswith(".parquet") and "message=_isotp" in dp]
+    assert [r["payload"] for p in parts for r in pq.read_table(p).to_pylist()] == \
+        [bytes(range(30))]
