@@ -13,9 +13,7 @@
   log (a child process, two log sizes).
 Skipped without can-isotp / can-j1939 / udsoncan / obd (tests/python-requirements.txt)."""
 import json
-import os
 import random
-import resource
 import subprocess
 import sys
 
@@ -256,7 +254,6 @@ def test_uds_parsed_by_udsoncan(tmp_path):
 
 def test_obd2_against_python_obd(tmp_path):
     obd = pytest.importorskip("obd")
-    from obd.OBDResponse import Status  # noqa: F401
     rng = random.Random(2815)
     pids = [0x04, 0x05, 0x0C, 0x0D, 0x0F, 0x10, 0x11, 0x1F, 0x2F, 0x42, 0x5E, 0x46]
     answers, expect = [], []
@@ -273,7 +270,7 @@ def test_obd2_against_python_obd(tmp_path):
     rows = t.to_pylist()
     vals = [r for r in rows if r["mode"] == 1]
     assert len(vals) == 200
-    from obd.protocols.protocol import Frame, Message
+    from obd.protocols.protocol import Message
     for r, (pid, cmd), a in zip(vals, expect, answers):
         assert r["pid"] == pid
         msg = Message([])
