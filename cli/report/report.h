@@ -78,7 +78,7 @@ struct rid {
     uint64_t key;                 /* channel << 32 | eff << 31 | id; 0 = free (key + 1 stored) */
     uint64_t count, first, last;
     uint64_t dt_min, dt_max;
-    double dt_sq;                 /* sum of squared periods, in ms^2 */
+    double dt_sq;                 /* sum of squared periods, in ns^2 */
     uint8_t len_max, fd;
 };
 

@@ -294,7 +294,7 @@ static void ids(FILE *o, const struct rpt *r)
         double span = (double)(e->last - e->first) / 1e9, mean = 0, jit = 0;
         if (e->count > 1) {
             mean = span * 1e3 / (double)(e->count - 1);
-            jit = e->dt_sq / (double)(e->count - 1) - mean * mean;
+            jit = e->dt_sq / 1e12 / (double)(e->count - 1) - mean * mean;
             jit = jit > 0 ? sqrt(jit) : 0;
         }
         fputs("<tr><td>", o);

@@ -76,12 +76,12 @@ int rid_add(struct rid_table *t, uint8_t ch, uint32_t id, int eff, uint64_t ts, 
         /* records of one channel are in time order (docs/FORMAT.md); a clock set back
          * gives no period */
         uint64_t dt = ts >= e->last ? ts - e->last : 0;
-        double ms = (double)dt / 1e6;
+        double d = (double)dt;
         if (dt < e->dt_min)
             e->dt_min = dt;
         if (dt > e->dt_max)
             e->dt_max = dt;
-        e->dt_sq += ms * ms;
+        e->dt_sq += d * d;
     }
     e->count++;
     e->last = ts;

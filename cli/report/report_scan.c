@@ -182,7 +182,7 @@ static uint64_t le64(const uint8_t *p)
     return v;
 }
 
-static void seen_ts(struct scan *s, uint64_t ts)
+static inline void seen_ts(struct scan *s, uint64_t ts)
 {
     struct rpt *r = s->r;
 
