@@ -34,6 +34,7 @@ struct scan {
     char *fname[256];              /* this file's channel names */
     uint64_t last_ts;              /* the last record's time (damage sits after it) */
     int dmg_open;                  /* a damage event waits for the next record's time */
+    struct rpt_event *fev;         /* this file's mark on the timeline */
     struct sf_can_cols c;
     uint64_t dmg[12];
 };
@@ -186,6 +187,13 @@ static inline void seen_ts(struct scan *s, uint64_t ts)
 {
     struct rpt *r = s->r;
 
+    if (!s->f->first_ts) {
+        /* the file's mark on the timeline: its header's start, unless its records are
+         * older (a replayed log keeps the times it brought; the header has the wall
+         * clock of the replay) */
+        if (s->fev && s->fev->ts > ts)
+            s->fev->ts = s->fev->ts_end = ts;
+    }
     if (!s->f->first_ts || ts < s->f->first_ts)
         s->f->first_ts = ts;
     if (ts > s->f->last_ts)
@@ -310,13 +318,15 @@ static void record(struct scan *s, const struct sf_rec *rec)
         r->bad_time++;
         return;
     }
-    if (!r->rs.started)
-        rs_start(&r->rs, s->f->have_hdr && s->f->hdr.start_ts && s->f->hdr.start_ts <= rec->ts ?
-                 s->f->hdr.start_ts : rec->ts);
     if (rec->type == SF_REC_META) {
+        /* not data: its time is the header's (the wall clock when logging began), which
+         * for a replayed log lies far from the records' own */
         meta(s, rec);
         return;
     }
+    if (!r->rs.started)
+        rs_start(&r->rs, s->f->have_hdr && s->f->hdr.start_ts && s->f->hdr.start_ts <= rec->ts ?
+                 s->f->hdr.start_ts : rec->ts);
     r->records++;
     s->f->records++;
     seen_ts(s, rec->ts);
@@ -523,7 +533,7 @@ static void event(struct scan *s, const struct sf_dec_event *ev)
         s->f->is_log = 1;
         if (sf_file_features_refused(ev->hdr.features) >= 0)
             s->f->refused = 1;
-        else if ((e = add_event(s->r, EV_FILE, ev->hdr.start_ts, s->fi)))
+        else if ((e = s->fev = add_event(s->r, EV_FILE, ev->hdr.start_ts, s->fi)))
             snprintf(e->text, sizeof e->text, "%s (file %" PRIu32 " of session %016" PRIx64
                      ")", s->f->name, ev->hdr.file_index, ev->hdr.session_id);
         return;
