@@ -100,7 +100,7 @@ run_helper mklog "$WORK/dmg.SFL" 4096 20000
 printf '\xff\xff\xff\xff' | dd of="$WORK/dmg.SFL" bs=1 seek=$((4096 * 5 + 100)) conv=notrunc status=none
 printf '\xff\xff\xff\xff' | dd of="$WORK/dmg.SFL" bs=1 seek=$((4096 * 30 + 100)) conv=notrunc status=none
 sf_err 1 report -o "$WORK/dmg.html" "$WORK/dmg.SFL"
-grep -q 'damaged: invalid 2 (the report shows the rest)' "$SF_LAST_ERR" ||
+matches 'damaged: invalid 2 (the report shows the rest)' "$SF_LAST_ERR" ||
     fail "the damage is not summed up on stderr"
 static dmg
 render dmg
