@@ -21,6 +21,7 @@
 
 #define MAX_DEPTH 32
 #define MAX_BITRATES 256
+#define MAX_DBC 16
 
 static const char report_help[] =
 "NAME\n"
@@ -61,8 +62,12 @@ static const char report_help[] =
 "                      (arbitration) rate, DRATE the CAN FD data rate (frames with BRS);\n"
 "                      500k, 1M, 250000 (bit/s; k = 1000, M = 10^6). Repeatable. A channel\n"
 "                      not named is taken at 500k/2M, and the page says it is assumed\n"
-"  --dbc FILE, --signal NAME\n"
-"                      DBC signals: not in this version (docs/REPORT.md); refused\n"
+"  --dbc FILE          decode DBC signals and plot them, one panel each on the shared\n"
+"                      time axis with their units; repeatable. Done by the Python package\n"
+"                      (python3 -m streamfat signals; STREAMFAT_PYTHON names another\n"
+"                      interpreter), which needs cantools: pip install './python[dbc]'\n"
+"  --signal NAME       the signals to plot (NAME or MESSAGE.NAME; repeatable); without\n"
+"                      it, up to six varying signals of the busiest messages\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -70,6 +75,7 @@ static const char report_help[] =
 "  streamfat report -o drive.html sd.img\n"
 "  streamfat report --bitrate can0=500k --bitrate can1=500k/2M -o run.html sd.img\n"
 "  streamfat report -o lat.html LOG00001.SFL\n"
+"  streamfat report --dbc car.dbc --signal RPM --signal Speed -o drive.html sd.img\n"
 "\n"
 "EXIT STATUS\n"
 "  0 the report is written, 1 an error, no log to show (nothing written), or damage\n"
@@ -286,6 +292,8 @@ struct job {
     uint32_t partition;
     struct stat input;
     int have_input;
+    struct names read;             /* the logs read, in order (for --dbc) */
+    int on_volume;
 };
 
 /* Read every log into r; 0, or CLI_ERR (said). */
@@ -343,7 +351,8 @@ static int gather(struct job *j, struct rpt *r)
     }
     if (vol && target_close(&t))
         rc = CLI_ERR;
-    names_free(&l);
+    j->read = l;
+    j->on_volume = vol;
     if (!rc && !r->logs_read) {
         cli_err("%s: no readable log among %u file%s", j->target, r->nfiles,
                 r->nfiles == 1 ? "" : "s");
@@ -377,6 +386,8 @@ int cmd_report(int argc, char **argv)
 {
     struct cli_opts cl = CLI_OPTS(argc, argv, ":o:h", longopts, report_help, CLI_OPT_PARTITION);
     struct rpt_bitrate br[MAX_BITRATES];
+    const char *dbc_files[MAX_DBC], *signals[RPT_MAX_SIGNALS];
+    struct rpt_dbc dbc = { dbc_files, signals, 0, 0, NULL, 0, NULL, 0 };
     struct job j = { 0 };
     const char *out_path = "report.html";
     struct rpt *r;
@@ -399,14 +410,21 @@ int cmd_report(int argc, char **argv)
             nbr++;
             break;
         case OPT_DBC:
+            if (dbc.ndbc == MAX_DBC)
+                return cli_usage("at most %d --dbc options", MAX_DBC);
+            dbc.dbc[dbc.ndbc++] = optarg;
+            break;
         case OPT_SIGNAL:
-            return cli_usage("--%s: DBC signals are not in this version of report "
-                             "(docs/REPORT.md); export -f csv and the Python package decode "
-                             "them", c == OPT_DBC ? "dbc" : "signal");
+            if (dbc.nsignal == RPT_MAX_SIGNALS)
+                return cli_usage("at most %d --signal options", RPT_MAX_SIGNALS);
+            dbc.signal[dbc.nsignal++] = optarg;
+            break;
         }
     }
     if (c < 0)
         return cl.status;
+    if (dbc.nsignal && !dbc.ndbc)
+        return cli_usage("--signal needs --dbc");
     if (argc - optind < 1)
         return cli_usage("missing TARGET, DIR or FILE");
     j.target = argv[optind];
@@ -424,6 +442,13 @@ int cmd_report(int argc, char **argv)
     r->bitrates = br;
     r->nbitrates = nbr;
     rc = gather(&j, r);
+    if (!rc && dbc.ndbc) {
+        dbc.volume = j.on_volume ? j.target : NULL;
+        dbc.partition = j.partition;
+        dbc.logs = j.read.v;
+        dbc.nlogs = j.read.n;
+        rc = rpt_signals(r, &dbc);
+    }
     if (!rc) {
         /* the other host inputs may not be the output either */
         struct stat os;
@@ -451,6 +476,8 @@ int cmd_report(int argc, char **argv)
     } else if (!rc) {
         rc = CLI_ERR;
     }
+    names_free(&j.read);
+    rpt_signals_free(r);
     rpt_free(r);
     free(r);
     return rc;

@@ -70,6 +70,11 @@ static inline unsigned rs_bucket(struct rs_base *b, uint64_t ts)
 void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned first,
                      unsigned nlevels, unsigned used);
 
+/* The same for a signal's per-bucket minima (is_min) or maxima as doubles, NaN where the
+ * bucket holds no value. */
+void rs_write_levels_f(FILE *out, const double *a, int is_min, unsigned first,
+                       unsigned nlevels, unsigned used);
+
 /* ---- report_ids.c: CAN ids, counted ----------------------------------------------------- */
 
 #define RID_MAX (1u << 16)        /* ids tracked; more are counted in `untracked` */
@@ -159,6 +164,15 @@ struct rpt_chan {
     int64_t lat_max;
 };
 
+#define RPT_MAX_SIGNALS 64
+
+/* A DBC signal, reduced by the Python package (report_signals.c). */
+struct rpt_signal {
+    char *name, *message, *unit;
+    uint64_t count;               /* values decoded */
+    double *lo, *hi;              /* RS_BUCKETS minima and maxima, NaN: none */
+};
+
 struct rpt {
     struct rpt_file *files;
     unsigned nfiles, cap_files;
@@ -179,6 +193,10 @@ struct rpt {
     uint64_t bad_time;            /* records past 2^63 ns, skipped */
     unsigned logs_read;           /* files that were logs */
     unsigned chan_used;           /* channels with records */
+    struct rpt_signal signals[RPT_MAX_SIGNALS];
+    unsigned nsignals;
+    int dbc_done;                 /* the Python package answered */
+    uint64_t dbc_frames, dbc_undecoded;
     int oom;
 };
 
@@ -201,6 +219,22 @@ void rpt_free(struct rpt *r);
 /* Bits of a CAN frame on the bus (ISO 11898-1 field lengths, no stuff bits): those at the
  * nominal rate and those at the data rate (CAN FD with BRS; else 0). */
 void rpt_frame_bits(uint32_t flags, uint8_t len, unsigned *nominal, unsigned *data);
+
+/* ---- report_signals.c: --dbc through the Python package ------------------------------ */
+
+struct rpt_dbc {
+    const char **dbc, **signal;
+    unsigned ndbc, nsignal;
+    const char *volume;           /* the image the logs are on, or NULL: host files */
+    uint32_t partition;
+    char **logs;                  /* as read (volume paths or host paths) */
+    unsigned nlogs;
+};
+/* Run `$STREAMFAT_PYTHON -m streamfat signals` (default python3) over the logs with r's
+ * final time base; its signals into r->signals. 0, CLI_ERR or CLI_USAGE (a --signal the
+ * DBC lacks) after one line. */
+int rpt_signals(struct rpt *r, const struct rpt_dbc *o);
+void rpt_signals_free(struct rpt *r);
 
 /* ---- report_html.c -------------------------------------------------------------------- */
 

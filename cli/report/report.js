@@ -381,9 +381,32 @@
             fmt: function (v) { return v.toFixed(3); }, scale: function (v) { return v / 1e3; } }] });
       }
     }
+    var sig = document.querySelectorAll('[data-chart="signal"]');
+    for (i = 0; i < sig.length; i++) {
+      var g = D.signals[Number(sig[i].getAttribute('data-i'))];
+      if (!g) continue;
+      var h3 = document.createElement('h3');
+      h3.textContent = g.message + '.' + g.name + (g.unit ? ' (' + g.unit + ')' : '');
+      sig[i].parentNode.insertBefore(h3, sig[i]);
+      new Chart(sig[i], { unit: g.unit || g.name, min0: false, series: [
+        { name: g.name, levels: band(g.lo, g.hi), color: COLORS[i % COLORS.length],
+          fmt: function (v) { return String(Number(v.toPrecision(9))); },
+          scale: function (v) { return v; } }] });
+    }
     sortable();
     redrawAll();
     window.addEventListener('resize', redrawAll);
+  }
+
+  /* one series' levels from a signal's minima and maxima: column j is [lo_j, hi_j] */
+  function band(lo, hi) {
+    var out = [];
+    for (var k = 0; k < lo.length; k++) {
+      var a = lo[k], b = hi[k], lv = new Array(a.length);
+      for (var j = 0; j < a.length; j += 2) { lv[j] = a[j]; lv[j + 1] = b[j + 1]; }
+      out.push(lv);
+    }
+    return out;
   }
 
   /* click a column head: sort by it (numbers as numbers), again: the other way */

@@ -379,6 +379,44 @@ static void latency(FILE *o, const struct rpt *r)
     fputs("</tbody></table>\n</section>\n", o);
 }
 
+static void signals(FILE *o, const struct rpt *r)
+{
+    if (!r->dbc_done)
+        return;
+    fputs("<section id=\"signals\"><h2>Signals</h2>\n", o);
+    fprintf(o, "<p class=\"note\">Decoded with the DBC by the Python package (streamfat.dbc):"
+            " %" PRIu64 " frames of its messages decoded, %" PRIu64 " frames of no message "
+            "followed. Each panel shares the time axis with the charts above; the band is "
+            "the lowest and highest value in each column.</p>\n", r->dbc_frames,
+            r->dbc_undecoded);
+    fputs("<table class=\"sortable\"><thead><tr><th>signal</th><th>message</th><th>unit</th>"
+          "<th>values</th><th>lowest</th><th>highest</th></tr></thead><tbody>\n", o);
+    for (unsigned i = 0; i < r->nsignals; i++) {
+        const struct rpt_signal *g = &r->signals[i];
+        double lo = NAN, hi = NAN;
+        for (unsigned b = 0; b < RS_BUCKETS; b++) {
+            if (!isnan(g->lo[b]) && (isnan(lo) || g->lo[b] < lo))
+                lo = g->lo[b];
+            if (!isnan(g->hi[b]) && (isnan(hi) || g->hi[b] > hi))
+                hi = g->hi[b];
+        }
+        fputs("<tr><td class=\"signame\">", o);
+        html(o, g->name);
+        fputs("</td><td>", o);
+        html(o, g->message);
+        fputs("</td><td>", o);
+        html(o, g->unit);
+        fprintf(o, "</td><td>%" PRIu64 "</td><td>%.9g</td><td>%.9g</td></tr>\n", g->count, lo,
+                hi);
+    }
+    if (!r->nsignals)
+        fputs("<tr><td colspan=\"6\">no signal of the DBC in these logs</td></tr>\n", o);
+    fputs("</tbody></table>\n", o);
+    for (unsigned i = 0; i < r->nsignals; i++)
+        fprintf(o, "<div class=\"chart\" data-chart=\"signal\" data-i=\"%u\"></div>\n", i);
+    fputs("</section>\n", o);
+}
+
 static void files(FILE *o, const struct rpt *r)
 {
     char a[64], b[64];
@@ -467,7 +505,7 @@ static int64_t rel(const struct rpt *r, uint64_t ts)
 
 static void data(FILE *o, const struct rpt *r)
 {
-    unsigned used = 1, nser = 2, first, nlev = 0;
+    unsigned used = 1, nser = 2 + 2 * r->nsignals, first, nlev = 0;
     int f = 1;
 
     if (r->rs.started && r->last_ts > r->rs.t0)
@@ -517,6 +555,21 @@ static void data(FILE *o, const struct rpt *r)
         }
         fputc('}', o);
     }
+    fputs("],\n\"signals\":[", o);
+    for (unsigned i = 0; i < r->nsignals; i++) {
+        const struct rpt_signal *g = &r->signals[i];
+        fputs(i ? ",\n{\"name\":" : "\n{\"name\":", o);
+        json_str(o, g->name);
+        fputs(",\"message\":", o);
+        json_str(o, g->message);
+        fputs(",\"unit\":", o);
+        json_str(o, g->unit);
+        fputs(",\"lo\":", o);
+        rs_write_levels_f(o, g->lo, 1, first, nlev, used);
+        fputs(",\"hi\":", o);
+        rs_write_levels_f(o, g->hi, 0, first, nlev, used);
+        fputc('}', o);
+    }
     fputs("],\n\"events\":[", o);
     f = 1;
     for (unsigned k = 0; k < EV_N; k++)
@@ -549,6 +602,7 @@ int rpt_html(FILE *o, const struct rpt *r, const struct rpt_html_opts *op)
     fputs("</p></header>\n<main>\n", o);
     summary(o, r);
     channels(o, r);
+    signals(o, r);
     ids(o, r);
     latency(o, r);
     files(o, r);

@@ -12,6 +12,7 @@
 #include "report/report.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 /* The first bucket width: 2^20 ns (about 1 ms); it doubles as the log goes on. */
@@ -110,6 +111,46 @@ void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned fi
             }
             put_val(out, have, mn, &f);
             put_val(out, have, mx, &f);
+        }
+        fputc(']', out);
+    }
+    fputc(']', out);
+}
+
+static void put_dbl(FILE *out, double v, int *first)
+{
+    fputs(*first ? "" : ",", out);
+    *first = 0;
+    if (isnan(v))
+        fputs("null", out);
+    else
+        fprintf(out, "%.9g", v);
+}
+
+void rs_write_levels_f(FILE *out, const double *a, int is_min, unsigned first,
+                       unsigned nlevels, unsigned used)
+{
+    unsigned ncol = first < used ? first : used;
+
+    fputc('[', out);
+    for (unsigned lv = 0; lv < nlevels; lv++, ncol /= 4) {
+        int f = 1;
+        if (ncol == 0)
+            ncol = 1;
+        fputs(lv ? ",[" : "[", out);
+        for (unsigned j = 0; j < ncol; j++) {
+            unsigned lo = (unsigned)((uint64_t)j * used / ncol);
+            unsigned hi = (unsigned)((uint64_t)(j + 1) * used / ncol);
+            double v = NAN;
+            for (unsigned i = lo; i < hi; i++) {
+                if (isnan(a[i]))
+                    continue;
+                if (isnan(v) || (is_min ? a[i] < v : a[i] > v))
+                    v = a[i];
+            }
+            /* one value per column: the band is this array's with its partner's */
+            put_dbl(out, v, &f);
+            put_dbl(out, v, &f);
         }
         fputc(']', out);
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # streamfat report's inputs, options and failures (issue 30): a volume's logs (all, or the
 # ones named), a host folder, single files; a volume with no logs and a file that is no log
-# are one line and exit 1 with nothing written (an earlier report stays as it was); --dbc
-# and --signal are refused in one line (exit 2, docs/REPORT.md); --bitrate sets the bus
+# are one line and exit 1 with nothing written (an earlier report stays as it was); --signal
+# without --dbc is wrong usage, --dbc without a Python that has the package one line and
+# exit 1 (t_report_dbc decodes with it); --bitrate sets the bus
 # load's rates (CAN FD's two), and a channel it does not name is marked as assumed.
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
@@ -61,9 +62,15 @@ sf_err 1 report -o "$WORK/keep.html" "$WORK/no-such-file"
 
 log "usage"
 sf_err 2 report
-sf_err 2 report --dbc x.dbc "$IMG"
-grep -F "docs/REPORT.md" "$SF_LAST_ERR" >/dev/null || fail "--dbc: the refusal does not say where to read why"
 sf_err 2 report --signal Speed "$IMG"
+grep -F -- "--signal needs --dbc" "$SF_LAST_ERR" >/dev/null || fail "--signal alone: no clear line"
+# --dbc without a Python that can run the package: one line naming what is needed, exit 1,
+# nothing written
+echo 'VERSION ""' >"$WORK/x.dbc"
+STREAMFAT_PYTHON=$WORK/no-such-python sf_err 1 report --dbc "$WORK/x.dbc" -o "$WORK/keep.html" "$IMG"
+grep -F "pip install './python[dbc]'" "$SF_LAST_ERR" >/dev/null ||
+    fail "--dbc without Python: the line does not say what is needed"
+[[ $(cat "$WORK/keep.html") == precious ]] || fail "--dbc failed, yet the report was written"
 for bad in can0 =500k can0=fast can0=500k/ can0=1 can0=500k/2M/3M can0=1G; do
     sf_err 2 report --bitrate "$bad" -o "$WORK/x.html" "$IMG"
 done
