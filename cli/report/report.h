@@ -65,7 +65,8 @@ static inline unsigned rs_bucket(struct rs_base *b, uint64_t ts)
 /* Write `a` (n = RS_BUCKETS values of fold kind `fold`, the empty ones as init) as JSON
  * levels: [[level0], [level1], ...], level 0 with `first` buckets' values of `a` reduced
  * to `first` columns, each next level a quarter as many, every column holding [min, max]
- * of the values of its buckets (RS_SUM arrays: of the sums, so a rate's peak survives),
+ * of the values of its buckets (RS_SUM arrays: of the sums, so a rate's peak survives,
+ * and a third value, the column's total, whose mean per bucket is the rate's average),
  * null where nothing was recorded. */
 void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned first,
                      unsigned nlevels, unsigned used);

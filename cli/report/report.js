@@ -2,8 +2,9 @@
  * charts from the JSON block "sf-data" (cli/report/report_html.c) on canvases and makes the
  * tables sortable; it fetches nothing.
  *
- * Series come as levels: level k is a flat array [min0, max0, min1, max1, ...] of columns,
- * each a quarter as many as the level before; column j of n covers the buckets
+ * Series come as levels: level k is a flat array [min0, max0, min1, max1, ...] of columns
+ * (counts and sums: [min0, max0, total0, ...], the total giving the column's mean), each
+ * level a quarter as many columns as the one before; column j of n covers the buckets
  * floor(j * used / n) .. floor((j + 1) * used / n) - 1, a bucket being w ns from t0. A chart
  * takes the coarsest level that still has a column per pixel in view and draws, per
  * column, the band from min to max: a spike in any bucket stays visible at every zoom.
@@ -63,10 +64,10 @@
     return out;
   }
 
-  function levelOf(levels, px) {
+  function levelOf(levels, px, stride) {
     var k = 0;
     for (var i = 0; i < levels.length; i++) {
-      var ncol = levels[i].length / 2;
+      var ncol = levels[i].length / stride;
       if (ncol * (view.b - view.a) / SPAN >= px) k = i;
     }
     return k;
@@ -151,17 +152,21 @@
     return { g: g, w: w, h: h };
   };
 
-  /* the columns of a level in view: [{t0, t1, lo, hi}] (scaled) */
-  Chart.prototype.cols = function (levels, scale, px) {
-    var lv = levels[levelOf(levels, px)], n = lv.length / 2, out = [];
+  /* the columns of a level in view: [{t0, t1, lo, hi, mean}] (scaled; mean: the column's
+   * total over its buckets when the series has totals (stride 3), else null) */
+  Chart.prototype.cols = function (levels, scale, px, stride) {
+    stride = stride || 2;
+    var lv = levels[levelOf(levels, px, stride)], n = lv.length / stride, out = [];
     var j0 = Math.max(0, Math.floor(view.a / SPAN * n) - 1);
     for (var j = j0; j < n; j++) {
       var t0 = colStart(j, n), t1 = colStart(j + 1, n);
       if (t0 > view.b) break;
       if (t1 < view.a) continue;
-      var lo = lv[2 * j], hi = lv[2 * j + 1];
+      var lo = lv[stride * j], hi = lv[stride * j + 1], mean = null;
+      if (stride === 3 && hi !== null)
+        mean = scale(lv[stride * j + 2] / Math.max(1, Math.round((t1 - t0) / D.w)));
       out.push({ t0: t0, t1: t1, lo: lo === null ? null : scale(lo),
-                 hi: hi === null ? null : scale(hi) });
+                 hi: hi === null ? null : scale(hi), mean: mean });
     }
     return out;
   };
@@ -216,7 +221,7 @@
     var c = this.size(), o = this.o, px = c.w - PAD_L - PAD_R, i, k;
     var all = [], lo = o.min0 ? 0 : Infinity, hi = -Infinity;
     for (k = 0; k < o.series.length; k++) {
-      var s = o.series[k], cols = this.cols(s.levels, s.scale, px);
+      var s = o.series[k], cols = this.cols(s.levels, s.scale, px, s.stride);
       all.push(cols);
       for (i = 0; i < cols.length; i++) {
         if (cols[i].hi === null) continue;
@@ -237,7 +242,7 @@
     g.beginPath(); g.rect(PAD_L, 0, px, c.h); g.clip();
     for (k = 0; k < all.length; k++) {
       var cl = all[k], color = o.series[k].color;
-      /* the band from min to max per column, then the max as a line */
+      /* the band from min to max per column, then the mean (else the max) as a line */
       g.fillStyle = color;
       g.globalAlpha = 0.35;
       for (i = 0; i < cl.length; i++) {
@@ -253,7 +258,8 @@
       var open = false;
       for (i = 0; i < cl.length; i++) {
         if (cl[i].hi === null) { open = false; continue; }
-        var xa = this.x(cl[i].t0), xb = this.x(cl[i].t1), yv = this.y(c, cl[i].hi, lo, hi);
+        var xa = this.x(cl[i].t0), xb = this.x(cl[i].t1);
+        var yv = this.y(c, cl[i].mean !== null ? cl[i].mean : cl[i].hi, lo, hi);
         if (open) g.lineTo(xa, yv); else g.moveTo(xa, yv);
         g.lineTo(xb, yv);
         open = true;
@@ -277,6 +283,7 @@
           var s = this.o.series[k];
           lines.push(s.name + ': ' + (cl[i].hi === null ? 'no data' :
             cl[i].lo === cl[i].hi ? s.fmt(cl[i].hi) :
+            (cl[i].mean !== null ? 'mean ' + s.fmt(cl[i].mean) + ', ' : '') +
             'min ' + s.fmt(cl[i].lo) + ', max ' + s.fmt(cl[i].hi)) + ' ' + this.o.unit);
           break;
         }
@@ -357,15 +364,15 @@
       h.textContent = ch.name + ' (channel ' + ch.n + ')';
       box.appendChild(h);
       new Chart(div('chart', box), { unit: 'frames/s', min0: true, series: [
-        { name: ch.name, levels: ch.frames, color: color, fmt: fmtNum,
+        { name: ch.name, levels: ch.frames, color: color, fmt: fmtNum, stride: 3,
           scale: function (v) { return v * per; } }] });
       new Chart(div('chart', box), { unit: 'bus load %', min0: true, series: [
         { name: ch.name + ' at ' + fmtNum(ch.nominal) + '/' + fmtNum(ch.data) + ' bit/s' +
-          (ch.assumed ? ' (assumed)' : ''), levels: ch.busy, color: color,
+          (ch.assumed ? ' (assumed)' : ''), levels: ch.busy, color: color, stride: 3,
           fmt: function (v) { return v.toFixed(2); },
           scale: function (v) { return v / (D.w * 1000) * 100; } }] });
       new Chart(div('chart', box), { unit: 'error frames/s', min0: true, series: [
-        { name: ch.name, levels: ch.err, color: '#e15759', fmt: fmtNum,
+        { name: ch.name, levels: ch.err, color: '#e15759', fmt: fmtNum, stride: 3,
           scale: function (v) { return v * per; } }] });
     }
     var lat = document.querySelectorAll('[data-chart="latency"]');

@@ -514,8 +514,9 @@ static void data(FILE *o, const struct rpt *r)
         used = RS_BUCKETS;
     for (unsigned c = 0; c < 256; c++)
         nser += r->chan[c].used ? (r->chan[c].s_lat_min ? 5u : 3u) : 0u;
-    /* [min, max] per column, levels of 1, 1/4, 1/16...: about 2.7 numbers per column */
-    first = (unsigned)(BUDGET_VALUES / (2.7 * nser));
+    /* [min, max(, total)] per column, levels of 1, 1/4, 1/16...: at most 4 numbers per
+     * column of level 0 */
+    first = (unsigned)(BUDGET_VALUES / (4.0 * nser));
     if (first > 4096)
         first = 4096;
     if (first < 64)

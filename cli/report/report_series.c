@@ -111,6 +111,13 @@ void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned fi
             }
             put_val(out, have, mn, &f);
             put_val(out, have, mx, &f);
+            if (fold == RS_SUM) {
+                /* the column's total: its mean is what a rate reads as */
+                int64_t sum = 0;
+                for (unsigned i = lo; i < hi; i++)
+                    sum += a[i];
+                put_val(out, 1, sum, &f);
+            }
         }
         fputc(']', out);
     }

@@ -62,14 +62,15 @@ c = d["chans"][0]
 w_ms = d["w"] / 1e6
 # the burst's bucket holds its 500 frames and the 10 ms frames in the same bucket
 want = 500 + int(w_ms // 10) + 1
-levels = c["frames"]
+levels = c["frames"]                         # columns of [min, max, total]
 assert len(levels) >= 3, len(levels)
-tops = [max(v for v in lv if v is not None) for lv in levels]
-print("bucket %.1f ms, level columns %s, maxima %s" % (w_ms, [len(lv) // 2 for lv in levels], tops))
+tops = [max(v for v in lv[1::3] if v is not None) for lv in levels]
+print("bucket %.1f ms, level columns %s, maxima %s" % (w_ms, [len(lv) // 3 for lv in levels], tops))
+# the totals add up to every frame at every level
+assert all(sum(lv[2::3]) == 10500 for lv in levels), [sum(lv[2::3]) for lv in levels]
 assert all(t == tops[0] for t in tops), tops
 assert 500 <= tops[0] <= want, (tops[0], want)
 # and the quiet columns stay quiet: the burst is one column wide at the first level
-lv = levels[0]
-assert sum(1 for i in range(1, len(lv), 2) if lv[i] is not None and lv[i] > 100) <= 2
+assert sum(1 for v in levels[0][1::3] if v is not None and v > 100) <= 2
 PY
 log "ok"
