@@ -67,9 +67,10 @@ static inline unsigned rs_bucket(struct rs_base *b, uint64_t ts)
  * to `first` columns, each next level a quarter as many, every column holding [min, max]
  * of the values of its buckets (RS_SUM arrays: of the sums, so a rate's peak survives,
  * and a third value, the column's total, whose mean per bucket is the rate's average),
- * null where nothing was recorded. */
+ * null where nothing was recorded; every value divided by div (bus time: ps to ns, fewer
+ * digits). */
 void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned first,
-                     unsigned nlevels, unsigned used);
+                     unsigned nlevels, unsigned used, int64_t div);
 
 /* The same for a signal's per-bucket minima (is_min) or maxima as doubles, NaN where the
  * bucket holds no value. */

@@ -370,7 +370,7 @@
         { name: ch.name + ' at ' + fmtNum(ch.nominal) + '/' + fmtNum(ch.data) + ' bit/s' +
           (ch.assumed ? ' (assumed)' : ''), levels: ch.busy, color: color, stride: 3,
           fmt: function (v) { return v.toFixed(2); },
-          scale: function (v) { return v / (D.w * 1000) * 100; } }] });
+          scale: function (v) { return v / D.w * 100; } }] });
       new Chart(div('chart', box), { unit: 'error frames/s', min0: true, series: [
         { name: ch.name, levels: ch.err, color: '#e15759', fmt: fmtNum, stride: 3,
           scale: function (v) { return v * per; } }] });

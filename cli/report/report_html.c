@@ -19,7 +19,8 @@
 
 #define TOP_IDS 500               /* rows of the busiest-ids table */
 #define LIST_EVENTS 500           /* rows of the events list */
-#define BUDGET_VALUES 1200000.0   /* numbers in the JSON series: about 6 MiB */
+#define BUDGET_VALUES 800000.0    /* numbers in the JSON series: at most about 6.5 MiB (up to
+                                     8 characters each on average: counts, ns) */
 
 /* ---- escaping ------------------------------------------------------------------------- */
 
@@ -529,9 +530,9 @@ static void data(FILE *o, const struct rpt *r)
     fprintf(o, "\"t0\":%.6f,\"w\":%" PRIu64 ",\"used\":%u,\"end\":%" PRId64, r->rs.t0 / 1e9,
             (uint64_t)1 << r->rs.shift, used, r->records ? rel(r, r->last_ts) : 0);
     fputs(",\"drop\":", o);
-    rs_write_levels(o, r->s_drop, RS_MAX, first, nlev, used);
+    rs_write_levels(o, r->s_drop, RS_MAX, first, nlev, used, 1);
     fputs(",\n\"damage\":", o);
-    rs_write_levels(o, r->s_damage, RS_MAX, first, nlev, used);
+    rs_write_levels(o, r->s_damage, RS_MAX, first, nlev, used, 1);
     fputs(",\n\"chans\":[", o);
     for (unsigned c = 0; c < 256; c++) {
         const struct rpt_chan *k = &r->chan[c];
@@ -543,16 +544,16 @@ static void data(FILE *o, const struct rpt *r)
         fprintf(o, ",\"can\":%" PRIu64 ",\"nominal\":%" PRIu64 ",\"data\":%" PRIu64
                 ",\"assumed\":%s", k->can, k->nominal, k->data, k->assumed ? "true" : "false");
         fputs(",\"frames\":", o);
-        rs_write_levels(o, k->s_frames, RS_SUM, first, nlev, used);
+        rs_write_levels(o, k->s_frames, RS_SUM, first, nlev, used, 1);
         fputs(",\"busy\":", o);
-        rs_write_levels(o, k->s_busy_ps, RS_SUM, first, nlev, used);
+        rs_write_levels(o, k->s_busy_ps, RS_SUM, first, nlev, used, 1000);
         fputs(",\"err\":", o);
-        rs_write_levels(o, k->s_err, RS_SUM, first, nlev, used);
+        rs_write_levels(o, k->s_err, RS_SUM, first, nlev, used, 1);
         if (k->s_lat_min) {
             fputs(",\"lat_min\":", o);
-            rs_write_levels(o, k->s_lat_min, RS_MIN, first, nlev, used);
+            rs_write_levels(o, k->s_lat_min, RS_MIN, first, nlev, used, 1);
             fputs(",\"lat_max\":", o);
-            rs_write_levels(o, k->s_lat_max, RS_MAX, first, nlev, used);
+            rs_write_levels(o, k->s_lat_max, RS_MAX, first, nlev, used, 1);
         }
         fputc('}', o);
     }

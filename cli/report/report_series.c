@@ -84,7 +84,7 @@ static void put_val(FILE *out, int have, int64_t v, int *first)
 }
 
 void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned first,
-                     unsigned nlevels, unsigned used)
+                     unsigned nlevels, unsigned used, int64_t div)
 {
     int64_t empty = init_of(fold);
     unsigned ncol = first < used ? first : used;
@@ -109,14 +109,14 @@ void rs_write_levels(FILE *out, const int64_t *a, enum rs_fold fold, unsigned fi
                 if (a[i] > mx)
                     mx = a[i];
             }
-            put_val(out, have, mn, &f);
-            put_val(out, have, mx, &f);
+            put_val(out, have, mn / div, &f);
+            put_val(out, have, mx / div, &f);
             if (fold == RS_SUM) {
                 /* the column's total: its mean is what a rate reads as */
                 int64_t sum = 0;
                 for (unsigned i = lo; i < hi; i++)
                     sum += a[i];
-                put_val(out, 1, sum, &f);
+                put_val(out, 1, sum / div, &f);
             }
         }
         fputc(']', out);
