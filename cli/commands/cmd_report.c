@@ -310,6 +310,9 @@ static int gather(struct job *j, struct rpt *r)
     }
     j->input = st;
     j->have_input = 1;
+    if (j->partition && (S_ISDIR(st.st_mode) ||
+                         (S_ISREG(st.st_mode) && looks_like_log(j->target))))
+        return cli_usage("--partition applies to an image or a device, not to log files");
     if (S_ISDIR(st.st_mode)) {
         for (int i = 0; i < j->nlogs && !rc; i++)
             rc = names_add(&l, cli_path_join(j->target, j->logs[i]));
@@ -442,6 +445,11 @@ int cmd_report(int argc, char **argv)
     r->bitrates = br;
     r->nbitrates = nbr;
     rc = gather(&j, r);
+    if (rc == CLI_USAGE) {
+        rpt_free(r);
+        free(r);
+        return rc;
+    }
     if (!rc && dbc.ndbc) {
         dbc.volume = j.on_volume ? j.target : NULL;
         dbc.partition = j.partition;

@@ -74,6 +74,7 @@ grep -F "pip install './python[dbc]'" "$SF_LAST_ERR" >/dev/null ||
 for bad in can0 =500k can0=fast can0=500k/ can0=1 can0=500k/2M/3M can0=1G; do
     sf_err 2 report --bitrate "$bad" -o "$WORK/x.html" "$IMG"
 done
+sf_err 2 report --partition 1 -o "$WORK/x.html" "$WORK/dir"
 sf_ok report --help | matches 'streamfat report'
 
 log "--bitrate: the rates used, and what is assumed"
