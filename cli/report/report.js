@@ -443,5 +443,51 @@
     };
   }
 
+  /* #sf-selftest (t_report): the mouse as a person would use it, with synthetic events on
+   * the first time chart: the wheel zooms in, a drag pans, hovering shows values,
+   * double-click shows everything, a column head sorts; the verdicts go into the page
+   * (a <pre id="sf-selftest">) for the test to read. */
+  function drawNow() { for (var i = 0; i < charts.length; i++) charts[i].draw(); }
+  function selftest() {
+    var out = [], c = null, i;
+    for (i = 0; i < charts.length && !c; i++) if (!charts[i].o.timeline) c = charts[i];
+    c = c || charts[0];
+    drawNow();
+    var r = c.cv.getBoundingClientRect(), x = r.left + r.width * 0.6, y = r.top + r.height / 2;
+    var span0 = view.b - view.a;
+    c.cv.dispatchEvent(new WheelEvent('wheel', { deltaY: -100, clientX: x, clientY: y,
+                                                 bubbles: true, cancelable: true }));
+    out.push(view.b - view.a < span0 ? 'zoom ok' : 'zoom FAIL');
+    var a1 = view.a;
+    c.cv.dispatchEvent(new MouseEvent('mousedown', { clientX: x, clientY: y, bubbles: true }));
+    c.cv.dispatchEvent(new MouseEvent('mousemove', { clientX: x - 40, clientY: y, bubbles: true }));
+    window.dispatchEvent(new MouseEvent('mouseup', {}));
+    out.push(view.a > a1 ? 'pan ok' : 'pan FAIL');
+    drawNow();
+    c.cv.dispatchEvent(new MouseEvent('mousemove', { clientX: x, clientY: y, bubbles: true }));
+    out.push(!tip.hidden && tip.textContent ? 'hover ok: ' + tip.textContent.split('\n').join(' | ')
+                                            : 'hover FAIL');
+    c.cv.dispatchEvent(new MouseEvent('mouseleave', {}));
+    c.cv.dispatchEvent(new MouseEvent('dblclick', { clientX: x, clientY: y, bubbles: true }));
+    out.push(view.a === 0 && view.b === SPAN ? 'reset ok' : 'reset FAIL');
+    var t = document.getElementById('ids-table');
+    if (t && t.tBodies[0].rows.length > 1) {
+      var th = t.querySelectorAll('thead th')[2], rows, first, last;
+      th.click();
+      rows = t.tBodies[0].rows;
+      first = Number(rows[0].cells[2].textContent);
+      last = Number(rows[rows.length - 1].cells[2].textContent);
+      th.click();
+      rows = t.tBodies[0].rows;
+      out.push(first <= last && Number(rows[0].cells[2].textContent) >= first &&
+               Number(rows[0].cells[2].textContent) === last ? 'sort ok' : 'sort FAIL');
+    }
+    var pre = document.createElement('pre');
+    pre.id = 'sf-selftest';
+    pre.textContent = out.join('\n');
+    document.body.appendChild(pre);
+  }
+
   init();
+  if (window.location.hash === '#sf-selftest') selftest();
 })();

@@ -4,7 +4,8 @@
 # console message at all (a JavaScript error is one); the screenshots are not blank and show
 # the charts' colours (png_stats.py: the canvases were drawn); the DOM after the script ran
 # (--dump-dom) carries the channel names, the busiest id, the DROP count, the latency
-# figures and the damage; the HTML names no URL the browser would fetch (no "http" outside
+# figures and the damage; zoom, pan, hover, reset and sorting work with the mouse (the
+# page's #sf-selftest: synthetic events, verdicts in the DOM); the HTML names no URL the browser would fetch (no "http" outside
 # an xmlns attribute, no src= or href= at all) and `tidy -e` finds neither an error nor a
 # warning. The harness is shown to catch a page with a JavaScript error.
 set -euo pipefail
@@ -48,6 +49,24 @@ static() {
     }
 }
 
+# selftest NAME: the page's own mouse test (#sf-selftest in report.js: synthetic wheel,
+# drag, hover, double-click and a click on a column head) passes, with no console message.
+selftest() {
+    local n=$1 v
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --enable-logging=stderr --v=0 --user-data-dir="$WORK/chromium-$n-self" \
+        --window-size=1000,1600 --dump-dom "file://$WORK/$n.html#sf-selftest" </dev/null \
+        >"$WORK/$n.self" 2>"$WORK/$n.self.log" || { cat "$WORK/$n.self.log" >&2; fail "$n: chromium failed"; }
+    if grep ':CONSOLE' "$WORK/$n.self.log" >&2; then
+        fail "$n: the self-test logged to the console (above)"
+    fi
+    sed -n '/<pre id="sf-selftest">/,/<\/pre>/p' "$WORK/$n.self" >&2
+    for v in '<pre id="sf-selftest">zoom ok$' '^pan ok$' '^hover ok: .*frames/s' '^reset ok$' \
+             '^sort ok</pre>$'; do
+        grep -E -- "$v" "$WORK/$n.self" >/dev/null || fail "$n: self-test: no '$v'"
+    done
+}
+
 # has NAME TEXT...: the rendered DOM holds each TEXT.
 has() {
     local n=$1 t
@@ -80,6 +99,7 @@ static demo
 render demo
 python3 "$SF_SRC/tests/scripts/png_stats.py" "$WORK/demo.png" 78,121,167 >&2 ||
     fail "demo: the screenshot is blank or has no chart"
+selftest demo
 has demo "can0" "$lost records lost" ">$busiest<" "4 files in 1 session (3 rotations)" \
     "frames/s" "Busiest ids"
 
