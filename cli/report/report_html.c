@@ -169,9 +169,16 @@ static void summary(FILE *o, const struct rpt *r)
         fmt_dur(r->last_ts - r->first_ts, a, sizeof a);
         row(o, "Duration", a);
     }
-    for (unsigned i = 0; i < r->nmeta; i++)
-        if (strncmp(r->meta[i], "device=", 7) == 0)
-            row(o, "Device id", r->meta[i] + 7);
+    {
+        int dev = 0;
+        for (unsigned i = 0; i < r->nmeta; i++)
+            if (strncmp(r->meta[i], "device=", 7) == 0) {
+                row(o, "Device id", r->meta[i] + 7);
+                dev = 1;
+            }
+        if (!dev)
+            row(o, "Device id", "not set (streamfat log --device-id NAME sets it)");
+    }
     for (unsigned i = 0; i < r->nmeta; i++)
         if (strncmp(r->meta[i], "source=", 7) == 0)
             row(o, "Source", r->meta[i] + 7);

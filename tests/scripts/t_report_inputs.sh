@@ -35,6 +35,12 @@ first=$(head -n1 <<<"$names")
 sf_ok report -o "$WORK/one.html" "$IMG" "$first"
 grep -F "1 file in 1 session" "$WORK/one.html" >/dev/null || fail "LOG did not select one log"
 
+grep -F 'Device id</th><td>not set' "$WORK/all.html" >/dev/null || fail "no device id: not said"
+sf_ok log --mkfs exfat --size 32M --source gen:can,rate=1000 --duration 1 --device-id truck7 \
+    "$WORK/dev.img" >/dev/null
+sf_ok report -o "$WORK/dev.html" "$WORK/dev.img"
+grep -F 'Device id</th><td>truck7</td>' "$WORK/dev.html" >/dev/null || fail "the device id is not shown"
+
 log "a host folder and single files"
 mkdir "$WORK/dir"
 for n in $names; do sf_ok get "$IMG" "$n" "$WORK/dir/$n"; done
