@@ -74,12 +74,25 @@
   }
   function colStart(j, ncol) { return Math.floor(j * D.used / ncol) * D.w; }
 
+  /* Only the charts near the window are drawn (a page of 256 channels has 768): the others
+   * are marked and drawn when they scroll into view. */
+  var io = window.IntersectionObserver ? new window.IntersectionObserver(function (es) {
+    for (var i = 0; i < es.length; i++) {
+      var c = es[i].target.sfChart;
+      c.visible = es[i].isIntersecting;
+      if (c.visible && c.dirty) c.draw();
+    }
+  }, { rootMargin: '300px' }) : null;
+
   function redrawAll() {
     if (pending) return;
     pending = true;
     window.requestAnimationFrame(function () {
       pending = false;
-      for (var i = 0; i < charts.length; i++) charts[i].draw();
+      for (var i = 0; i < charts.length; i++) {
+        if (charts[i].visible) charts[i].draw();
+        else charts[i].dirty = true;
+      }
     });
   }
   function setView(a, b) {
@@ -136,6 +149,10 @@
     });
     cv.addEventListener('mouseleave', hideTip);
     cv.addEventListener('dblclick', function () { setView(0, SPAN); });
+    this.visible = !io;
+    this.dirty = true;
+    el.sfChart = this;
+    if (io) io.observe(el);
     charts.push(this);
   }
 
@@ -217,6 +234,7 @@
   };
 
   Chart.prototype.draw = function () {
+    this.dirty = false;
     if (this.o.timeline) { this.drawTimeline(); return; }
     var c = this.size(), o = this.o, px = c.w - PAD_L - PAD_R, i, k;
     var all = [], lo = o.min0 ? 0 : Infinity, hi = -Infinity;
