@@ -112,4 +112,30 @@ def busy(path):
 a, b = busy(sys.argv[1]), busy(sys.argv[2])      # gen1 at 1M, then at 500k
 assert abs(b / a - 2) < 0.01, (a, b)
 PY
+log "CAN FD: the arbitration phase at the nominal rate, the data phase at the data rate (BRS)"
+# 100 frames of 64 bytes with BRS and 100 without: ISO 11898-1 field lengths without stuff
+# bits (docs/REPORT.md): 17 + 12 bits at the nominal rate, 550 data-phase bits
+python3 - "$WORK/fd.log" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for k in range(100):
+        f.write("(%.6f) can0 123##1%s\n" % (1700000000 + k * 0.01, "AB" * 64))
+        f.write("(%.6f) can1 124##0%s\n" % (1700000000.005 + k * 0.01, "CD" * 64))
+PY
+sf_ok log --mkfs exfat --size 32M --source "file:$WORK/fd.log" --fast "$WORK/fd.img" >/dev/null
+for br in 500k/2M 1M/4M; do
+    sf_ok report --bitrate "can0=$br" --bitrate "can1=$br" -o "$WORK/fd.html" "$WORK/fd.img"
+    python3 - "$WORK/fd.html" "$br" <<'PY' || fail "CAN FD bus time at $br is not as computed"
+import json, re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'id="sf-data">(.*?)</script>', html, re.S).group(1))
+nom, dat = {"500k/2M": (500e3, 2e6), "1M/4M": (1e6, 4e6)}[sys.argv[2]]
+want = {"can0": 100 * (29 / nom + 550 / dat) * 1e9,       # BRS: two rates
+        "can1": 100 * (29 + 550) / nom * 1e9}             # no BRS: all at the nominal rate
+for c in d["chans"]:
+    got = sum(c["busy"][0][2::3])                         # the columns' totals, ns
+    print(c["name"], sys.argv[2], got, want[c["name"]])
+    assert abs(got - want[c["name"]]) <= 100, (c["name"], got, want[c["name"]])
+PY
+done
 log "ok"
