@@ -40,6 +40,7 @@ static const char main_help[] =
 "  log     record CAN, UDP, latency or raw data into log files\n"
 "  demo    log a synthetic vehicle into demo.img, read it back and check it\n"
 "  export  decode log files to candump, ASC, BLF, CSV, MF4 or raw\n"
+"  report  one HTML page showing a recording: timeline, bus load, ids, latency\n"
 "  bench   measure sustained write speed (cache boundary, steady state, latency)\n"
 "  plan    fill time, endurance and settings for a logging rate\n"
 "\n"
@@ -63,6 +64,7 @@ static int cmd_parse_debug(int argc, char **argv);
 int cmd_log(int argc, char **argv);   /* cli/commands/cmd_log.c */
 int cmd_export(int argc, char **argv);   /* cli/commands/cmd_export.c */
 int cmd_bench(int argc, char **argv);    /* cli/commands/cmd_bench.c */
+int cmd_report(int argc, char **argv);   /* cli/commands/cmd_report.c */
 int cmd_plan(int argc, char **argv);     /* cli/commands/cmd_plan.c */
 int cmd_fsck(int argc, char **argv);     /* cli/commands/cmd_fsck.c */
 
@@ -70,7 +72,7 @@ static const struct command commands[] = {
     { "mkfs", cmd_mkfs }, { "info", cmd_info }, { "ls", cmd_ls },
     { "cat", cmd_cat }, { "get", cmd_get }, { "put", cmd_put }, { "rm", cmd_rm },
     { "mkdir", cmd_mkdir }, { "log", cmd_log }, { "demo", cmd_demo }, { "export", cmd_export },
-    { "bench", cmd_bench }, { "plan", cmd_plan }, { "fsck", cmd_fsck },
+    { "report", cmd_report }, { "bench", cmd_bench }, { "plan", cmd_plan }, { "fsck", cmd_fsck },
     /* Hidden, for tests: print what a value parses to. */
     { "__parse-size", cmd_parse_debug }, { "__parse-rate", cmd_parse_debug },
     { "__parse-duration", cmd_parse_debug },

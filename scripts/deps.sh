@@ -19,6 +19,7 @@ packages=(
     fdisk gdisk python3 g++ mount psmisc time xz-utils mawk faketime
     openjdk-17-jre-headless
     qemu-system-x86 linux-image-amd64 can-utils busybox-static cpio iproute2
+    chromium tidy
 )
 
 # Every command a test looks for before using it (need_tool, command -v: in tests/scripts,
@@ -35,6 +36,7 @@ declare -A tools=(
     [qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio [busybox]=busybox-static
     [candump]=can-utils [cangen]=can-utils [cansend]=can-utils [ip]=iproute2 [ldd]=libc-bin
     [gzip]=gzip
+    [chromium]=chromium [tidy]=tidy
     [mkfs.fat]=dosfstools [fsck.fat]=dosfstools
     [mkfs.exfat]=exfatprogs [fsck.exfat]=exfatprogs [exfatlabel]=exfatprogs
     [mount.exfat-fuse]=exfat-fuse [fusermount]=fuse3

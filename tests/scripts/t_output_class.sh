@@ -31,6 +31,7 @@ get          -      -       y    y    y    y
 demo         -      -       y    y    -    y
 bench_plot   -      -       y    -    y    y
 bench_csv    -      -       y    -    y    y
+report       y      -       y    -    y    y
 "
 declare -A NA=(
     [export_stdin]="the same path as export_file but for the input's identity (fstat of standard input): self only"
@@ -38,6 +39,7 @@ declare -A NA=(
     [demo]="no input (it makes its own log; nothing to be 'the input')"
     [bench_plot]="no input log, no filters; the plot is written in one burst after the run (a kill during the run never opens it; a kill during the write is export's kill case on the same out_open)"
     [bench_csv]="as bench_plot"
+    [report]="no filters (nothing to match); the page is written in one burst after the scan, as bench's plot (its kill case is export's on the same out_open)"
 )
 CASES=(notlog nomatch full kill self ok)
 
@@ -79,6 +81,7 @@ args() {
     demo) ARGS=(demo -F -o "$out") ;;
     bench_plot) ARGS=(bench --bs 256K --qd 8 --plot "$out" "$SIM") ;;
     bench_csv) ARGS=(bench --bs 256K --qd 8 --csv "$out" "$SIM") ;;
+    report) ARGS=(report -o "$out" "$img") ;;
     esac
 }
 run() {
@@ -105,6 +108,7 @@ check_written() {
     demo) sf_ok info "$out" >"$WORK/info"; grep -q DEMO "$WORK/info" ;;
     bench_plot) grep -q '<svg' "$out" ;;
     bench_csv) head -1 "$out" | matches '^window,' ;;
+    report) head -1 "$out" | matches '^<!DOCTYPE html>' ;;
     esac
 }
 
@@ -197,7 +201,7 @@ case_self() {
         else
             sf export -f candump -o "$victim" - <"$victim" || rc=$?
         fi ;;
-    export_vol | get | bench_plot | bench_csv)
+    export_vol | get | bench_plot | bench_csv | report)
         victim=$d/self.img
         cp "$IMG" "$victim"
         before=$(sha "$victim")
@@ -206,6 +210,7 @@ case_self() {
         get) sf get "$victim" LOG00001.SFL "$victim" || rc=$? ;;
         bench_plot) sf bench --size 8M --plot "$victim" "$victim" >/dev/null || rc=$? ;;
         bench_csv) sf bench --size 8M --csv "$victim" "$victim" >/dev/null || rc=$? ;;
+        report) sf report -o "$victim" "$victim" || rc=$? ;;
         esac ;;
     export_all)
         victim=$d/self.img
@@ -297,6 +302,7 @@ WRITERS=(
     "cli/commands/cmd_export.c	fdopen(fd, \"w+\")"  # the spool
     "cli/sources/file.c	fopen(s->path, \"r\")"       # reads
     "cli/commands/log_config.c	fopen(path, \"rb\")" # reads
+    "cli/report/report_signals.c	fdopen(p[0], \"r\")" # reads report --dbc's pipe from Python
     "cli/tools/sim_target.c	O_TMPFILE"              # bench's simulated device: anonymous
     "host/bdev/file.c	O_CREAT | O_EXCL"           # mkfs/log --mkfs create a new image only
     "python/src/streamfat/lake.py	tempfile.mkstemp(" # the manifest (test_lake_output.py)

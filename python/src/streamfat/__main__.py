@@ -1,10 +1,13 @@
-"""python -m streamfat lake ... (the same as streamfat-lake ...) and python -m streamfat sql
+"""python -m streamfat lake ... (the same as streamfat-lake ...), python -m streamfat sql
 LAKE QUERY (DuckDB over a lake, with the duckdb module of the [duckdb] extra: no DuckDB
-command-line program needed)."""
+command-line program needed) and python -m streamfat signals ... (DBC signals for
+`streamfat report --dbc`: streamfat/signals.py)."""
 import sys
 
 USAGE = ("usage: python -m streamfat lake --dbc X.dbc [--device ID] --out LAKE SOURCES...\n"
-         "       python -m streamfat sql LAKE QUERY     (QUERY reads the view `lake`)")
+         "       python -m streamfat sql LAKE QUERY     (QUERY reads the view `lake`)\n"
+         "       python -m streamfat signals --dbc X.dbc --t0 NS --shift K --buckets N SOURCES..."
+         "\n                                   (run by streamfat report --dbc)")
 
 
 def sql(argv, prog="python -m streamfat sql"):
@@ -51,6 +54,9 @@ def main(argv=None):
         return lake.main(argv[1:], prog="python -m streamfat lake")
     if argv and argv[0] == "sql":
         return sql(argv[1:])
+    if argv and argv[0] == "signals":
+        from . import signals
+        return signals.main(argv[1:])
     print(USAGE, file=sys.stderr)
     return 2
 
