@@ -24,12 +24,14 @@
 #include <string.h>
 
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 #include "streamfat/rec.h"
 
 #define MAX_INPUT (2u << 20)
 #define SMALL_SPAN 2048u
 
 static uint8_t dec_buf[SF_BLOCK_MAX];
+static uint8_t unpack_buf[SF_UNPACK_MEM] __attribute__((aligned(8)));
 static uint8_t file_buf[MAX_INPUT];
 
 static uint32_t ld32(const uint8_t *p)
@@ -95,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cap = caps[(ctl >> 3) & 3];
     limit = 2 * (uint64_t)n + 16;
 
-    if (sf_dec_init(&d, dec_buf, cap))
+    if (sf_dec_init(&d, dec_buf, cap) || sf_dec_set_unpack(&d, unpack_buf, sizeof unpack_buf))
         abort();
     while (off < n) {
         size_t took;

@@ -58,6 +58,7 @@
 #include "streamfat/sf.h"
 #include "streamfat/log.h"
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 #include "streamfat/check.h"
 
 #define SS 512u
@@ -460,6 +461,7 @@ static int decode_one(struct sf_vol *v, const char *path, struct vfile *vf)
     if (vf->size == 0)
         return 0;                          /* prepared, never started */
     sf_dec_init(&d, dbuf, SF_BLOCK_MAX);
+    sf_dec_set_unpack(&d, (uint8_t *)dbuf + SF_BLOCK_MAX, SF_UNPACK_MEM);
     size_t off = 0;
     int skipped = 0;                       /* damage since the last frame */
     sf_dec_feed(&d, NULL, 0);
@@ -895,7 +897,7 @@ int main(int argc, char **argv)
     upcase = xalloc(SF_UPCASE_BUF_SIZE);
     ring = xalloc((size_t)RING_BLOCKS * BLOCK);
     work = xalloc(1u << 20);
-    dbuf = xalloc(SF_BLOCK_MAX);
+    dbuf = xalloc(SF_BLOCK_MAX + SF_UNPACK_MEM);
     filebuf = xalloc(FILEBUF_BYTES);
     ovl = xalloc((size_t)OVL_SECTORS * (8 + SS));
     now_ns = 1000000000ull;
