@@ -32,7 +32,7 @@ if ! FUZZ_BUILD="$SF_BUILD/fuzz" FUZZ_SECONDS=$secs FUZZ_CORPUS="$WORK/corpus" S
 fi
 cat "$out"
 min_rate=${FUZZ_SMOKE_MIN_RATE:-1500}
-for t in fuzz_mount fuzz_decode fuzz_candump fuzz_blf fuzz_asc fuzz_mf4 fuzz_proto; do
+for t in fuzz_mount fuzz_decode fuzz_unpack fuzz_candump fuzz_blf fuzz_asc fuzz_mf4 fuzz_proto; do
     line=$(grep "^$t: " "$out") || fail "$t: no result line"
     execs=$(sed -n 's/^[^,]*, \([0-9]*\) executions.*/\1/p' <<<"$line")
     cpu_rate=$(sed -n 's/.*, \([0-9]*\) per CPU-second.*/\1/p' <<<"$line")
