@@ -91,7 +91,9 @@ static int entry_for(struct sf_pack *pk, uint8_t channel, uint32_t flags, uint32
 }
 
 /* The data bytes, in groups of 8: a mask of the bytes that differ from the entry's previous
- * frame (bit i: byte i of the group), then those bytes. */
+ * frame (bit i: byte i of the group), then those bytes. A whole group is compared as one
+ * 64-bit word (the usual 8-byte frame: one XOR, a mask from its non-zero bytes, then only
+ * the bytes that changed): the pack stage's largest cost per record otherwise. */
 static uint8_t *put_data(uint8_t *o, const uint8_t *d, const uint8_t *prev, uint32_t len)
 {
     static const uint8_t zeros[CAN_LEN_MAX];
@@ -99,16 +101,28 @@ static uint8_t *put_data(uint8_t *o, const uint8_t *d, const uint8_t *prev, uint
     if (!prev)
         prev = zeros;
     for (uint32_t g = 0; g < len; g += 8) {
-        uint32_t n = len - g < 8 ? len - g : 8;
-        uint8_t *m = o++;
-        uint32_t mask = 0;
+        uint32_t n = len - g < 8 ? len - g : 8, mask = 0;
+        if (n == 8) {
+            uint64_t x = ld_le64(d + g) ^ ld_le64(prev + g);
+            /* bit 0 of each byte: that byte is non-zero; then gather the 8 bits */
+            x |= x >> 4;
+            x |= x >> 2;
+            x |= x >> 1;
+            x &= 0x0101010101010101ull;
+            mask = (uint32_t)((x * 0x0102040810204080ull) >> 56);
+            *o++ = (uint8_t)mask;
+            for (uint32_t m = mask; m; m &= m - 1)
+                *o++ = d[g + (uint32_t)__builtin_ctz(m)];
+            continue;
+        }
+        uint8_t *mp = o++;
         for (uint32_t i = 0; i < n; i++) {
             if (d[g + i] != prev[g + i]) {
                 mask |= 1u << i;
                 *o++ = d[g + i];
             }
         }
-        *m = (uint8_t)mask;
+        *mp = (uint8_t)mask;
     }
     return o;
 }
