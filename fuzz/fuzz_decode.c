@@ -65,9 +65,11 @@ static void handle(struct sf_dec *d, const struct sf_dec_event *ev, size_t cap)
 
     if (ev->kind != SF_DEC_RECORD)
         return;
-    /* the body must lie inside the decoder's buffer */
+    /* the body must lie inside the decoder's buffer, or (compressed blocks) its unpack
+     * scratch */
     if (ev->rec.length &&
-        (ev->rec.body < d->buf || ev->rec.body + ev->rec.length > d->buf + cap))
+        (ev->rec.body < d->buf || ev->rec.body + ev->rec.length > d->buf + cap) &&
+        (ev->rec.body < unpack_buf || ev->rec.body + ev->rec.length > unpack_buf + sizeof unpack_buf))
         abort();
     if (ev->rec.type == SF_REC_CAN && sf_rec_get_can(&ev->rec, &can) == 0 &&
         can.len > 64)

@@ -28,8 +28,16 @@ static void round_trip(const uint8_t *p, uint32_t n, uint32_t cap)
     while (off < n) {
         sf_pack_begin(&pk, stored, cap, SF_PACK_RAW_MAX);
         int r = sf_pack_add(&pk, p + off, n - off, &took);
-        if (r < 0 || !took)
-            abort();                     /* records made well-formed below; cap fits one */
+        if (r < 0)
+            abort();                     /* the records are well-formed */
+        if (!took) {
+            /* a record too large for an empty payload of this cap (the writer puts it in a
+             * plain block): nothing was added; step over it */
+            if (r != 1 || pk.count || sf_pack_finish(&pk))
+                abort();
+            off += sf_rec_size((uint32_t)p[off + 2] | (uint32_t)p[off + 3] << 8);
+            continue;
+        }
         uint32_t sn = sf_pack_finish(&pk);
         if (sf_unpack(stored, sn, pk.first_ts, raw2, SF_PACK_RAW_MAX, dict, &got) ||
             got != took || memcmp(raw2, p + off, took))

@@ -513,8 +513,9 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         case OPT_RING: rc = parse_size_opt("--ring", optarg, &a->ring); break;
         case OPT_CHUNK: rc = parse_size_opt("--chunk", optarg, &a->chunk); break;
         case OPT_COMPRESS:
-            if (optarg && (cli_parse_uint(optarg, 1, &v) || v == 0))
-                return cli_usage("invalid --compress level '%s' (1)", optarg);
+            if (optarg && strcmp(optarg, "1"))
+                return cli_usage("invalid --compress level '%s' (1, the only one so far)",
+                                 optarg);
             a->compress = 1;
             break;
         case OPT_QD:

@@ -45,7 +45,8 @@ static uint64_t time_code(int64_t d)
     int64_t us = d / 1000;
     if (us * 1000 == d)
         return ((((uint64_t)us << 1) ^ (uint64_t)(us >> 63)) << 1) | 1u;
-    return (((uint64_t)d << 1) ^ (uint64_t)(d >> 63)) << 1;
+    uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+    return z >> 63 ? 0 : z << 1;            /* 0: does not fit (see sf_pack_add) */
 }
 
 void sf_pack_begin(struct sf_pack *pk, uint8_t *out, uint32_t cap, uint32_t raw_max)
@@ -167,7 +168,10 @@ int sf_pack_add(struct sf_pack *pk, const uint8_t *recs, uint32_t used, uint32_t
         if (!pk->count)
             pk->first_ts = pk->prev_ts = ts;
         int k = -1, is_new = 0;
-        if (can_codable(r, length, size))
+        uint64_t tc = time_code((int64_t)(ts - pk->prev_ts));
+        /* tc == 0: a difference of 2^62 ns or more that is not whole microseconds (a time
+         * of 0 after one near 2^63) does not fit the code: the record is stored literally */
+        if (tc && can_codable(r, length, size))
             k = entry_for(pk, r[1], ld_le32(r + 4), ld_le32(r + SF_REC_HDR), r[SF_REC_HDR + 4],
                           &is_new);
         if (k < 0) {
@@ -185,7 +189,7 @@ int sf_pack_add(struct sf_pack *pk, const uint8_t *recs, uint32_t used, uint32_t
             } else {
                 o = put_varint(o, (uint64_t)k + TAG_ENTRY);
             }
-            o = put_varint(o, time_code((int64_t)(ts - pk->prev_ts)));
+            o = put_varint(o, tc);
             const uint8_t *data = r + SF_REC_HDR + SF_CAN_BODY;
             o = put_data(o, data, e->prev, e->len);
             e->prev = data;

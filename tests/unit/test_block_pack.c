@@ -303,8 +303,32 @@ static void test_decoder(void)
     }
 }
 
+/* Times far apart: a difference of 2^62 ns or more either way (a time of 0 next to one
+ * near 2^63, both allowed) round-trips; found by fuzz_unpack. */
+static void test_time_extremes(void)
+{
+    static const uint64_t ts[] = { 0, 0x7FFFFFFFFFFFFFFFull, 0, 0x7FFFFFFFFFFFF000ull, 1,
+                                   0x4000000000000001ull, 0x7FFFFFFFFFFFFFFFull, 0, 999 };
+    static uint8_t in[1024], stored[2048];
+    static struct sf_pack pk;
+    uint8_t d[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint32_t n = 0, took, raw;
+
+    for (unsigned i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        n += sf_rec_put_can(in + n, 0, ts[i], 0x123, 0, d, 8);
+    sf_pack_begin(&pk, stored, sizeof stored, sf_pack_raw_max(4096));
+    CHECK_EQ(sf_pack_add(&pk, in, n, &took), 0);
+    CHECK_EQ(took, n);
+    uint32_t sn = sf_pack_finish(&pk);
+    uint8_t *out = unpack_mem + SF_UNPACK_DICT_MEM + 48;
+    REQUIRE(sf_unpack(stored, sn, pk.first_ts, out, SF_PACK_RAW_MAX, unpack_mem, &raw) == 0);
+    CHECK_EQ(raw, n);
+    CHECK(memcmp(out, in, n) == 0);
+}
+
 int main(void)
 {
+    test_time_extremes();
     make_plain(40);
     CHECK(round_trip(PAY) > 1);
     CHECK(round_trip(512 - 48) > 4);            /* small blocks: many splits */
