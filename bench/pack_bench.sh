@@ -40,9 +40,13 @@ run() {   # NAME ARGS...: the table, then instructions per record per codec (cal
         valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" "$PB" "$@" >"$T/pb.txt" 2>/dev/null
         local recs
         recs=$(awk -F'|' 'NR == 1 { split($2, a, " "); print a[1] }' "$T/pb.txt")
-        for fn in run_lz4 run_zstd1 run_zstd3 run_pack run_pack_unpack; do
-            (cd / && callgrind_annotate --inclusive=yes --threshold=100 "$T/cg.out" 2>/dev/null) |
-                awk -v f="$fn" -v n="$recs" '$0 ~ (":" f " \\[") { gsub(",", "", $1); printf "%s: %.1f instructions per record\n", f, $1 / n; exit }'
+        (cd / && callgrind_annotate --inclusive=yes --threshold=100 "$T/cg.out" 2>/dev/null) >"$T/cg.txt"
+        echo
+        echo "| instructions per record (callgrind) | |"
+        echo "|---|---:|"
+        for fn in run_lz4 run_zstd1 run_zstd3 run_pack run_pack_zstd run_pack_unpack; do
+            awk -v f="$fn" -v n="$recs" '$0 ~ (":" f " \\[") { gsub(",", "", $1); printf "| %s | %.1f |\n", f, $1 / n; found = 1; exit }
+                END { if (!found) printf "| %s | ? |\n", f }' "$T/cg.txt"
         done
     fi
     echo

@@ -862,6 +862,7 @@ static int log_run(int argc, char **argv)
     }
     cfg.work = work;
     cfg.work_size = (uint32_t)block;
+    cfg.packer = pack_mem ? &sf_log_packer : NULL;
     cfg.pack_mem = pack_mem;
     cfg.pack_mem_size = pack_mem_size;
 

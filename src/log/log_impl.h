@@ -91,10 +91,14 @@ int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t 
                    uint8_t kind, uint64_t first_ts);
 int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force);
 
-/* writer_pack.c: sfl_submit_runs when compression is on (the same contract) */
-int sfl_pack_runs(struct sf_log *lg, uint32_t limit, int force);
-int sfl_pack_open(struct sf_log *lg, uint32_t align);
-void sfl_pack_done(struct sf_log *lg, uint32_t n);
+/* writer_pack.c, reached through cfg.packer (sf_log_packer) so that a program that never
+ * names it does not link it: runs is sfl_submit_runs when compression is on (the same
+ * contract), done gives a completed request's output blocks back, open checks cfg. */
+struct sfl_pack_ops {
+    int (*open)(struct sf_log *lg, uint32_t align);
+    int (*runs)(struct sf_log *lg, uint32_t limit, int force);
+    void (*done)(struct sf_log *lg, uint32_t n);
+};
 /* ring blocks up to this counter are packed (or, without compression, submitted) */
 static inline uint32_t sfl_done_upto(const struct sf_log *lg)
 {

@@ -105,7 +105,7 @@ int sfl_reap(struct sf_log *lg, int wait)
             hist_add(&lg->h_dev, now - r->t_submit);
         if (r->kind == REQ_DATA || r->kind == REQ_PACKED) {
             if (r->kind == REQ_PACKED) {
-                sfl_pack_done(lg, r->amount);
+                lg->cfg.packer->done(lg, r->amount);
             } else if (lg->flags & SF_LOG_RAW) {
                 uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
                 atomic_store_explicit(&lg->rel, ctr_add(lg, rel, r->amount), memory_order_release);
@@ -147,7 +147,7 @@ int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
 {
     int runs = 0, err;
     if (lg->pk)
-        return sfl_pack_runs(lg, limit, force);  /* compression: writer_pack.c */
+        return lg->cfg.packer->runs(lg, limit, force);  /* compression: writer_pack.c */
     while (lg->sub != limit && lg->req_count < qd(lg)) {
         uint32_t avail = ctr_dist(lg, limit, lg->sub);
         uint32_t idx = ctr_index(lg, lg->sub);
@@ -591,7 +591,7 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
         step = lg->req_blocks << bshift;    /* <= ring / 2 < 2^31 */
     lg->step = step;
     lg->stats.ring_size = ring;
-    if (c->pack_mem && (err = sfl_pack_open(lg, align)))
+    if (c->packer && (err = c->packer->open(lg, align)))
         return err;
     if (!raw) {
         for (uint32_t i = 0; i < nblk; i++) {

@@ -1,5 +1,5 @@
 /* The writer with compression on (cfg.pack_mem; docs/FORMAT.md "Compressed record blocks"):
- * sfl_submit_runs hands over to sfl_pack_runs, which packs the taken ring blocks' records into
+ * sfl_submit_runs hands over to pack_runs (through cfg.packer = &sf_log_packer), which packs the taken ring blocks' records into
  * output blocks (src/log/block_pack.c) and submits those.
  *
  * Why output blocks of their own: a packed block holds the records of several ring blocks,
@@ -21,7 +21,7 @@ static uint8_t *out_blk(const struct sf_log *lg, uint32_t i)
     return lg->pk_out + ((size_t)i << lg->bshift);
 }
 
-int sfl_pack_open(struct sf_log *lg, uint32_t align)
+static int pack_open(struct sf_log *lg, uint32_t align)
 {
     const struct sf_log_cfg *c = &lg->cfg;
     uintptr_t at = (uintptr_t)c->pack_mem, end = at + c->pack_mem_size;
@@ -129,7 +129,7 @@ static int pack(struct sf_log *lg, uint32_t limit, int force)
     return 0;
 }
 
-int sfl_pack_runs(struct sf_log *lg, uint32_t limit, int force)
+static int pack_runs(struct sf_log *lg, uint32_t limit, int force)
 {
     int runs = 0, err;
 
@@ -186,10 +186,12 @@ int sfl_pack_runs(struct sf_log *lg, uint32_t limit, int force)
 }
 
 /* A packed request completed: its output blocks are free again. */
-void sfl_pack_done(struct sf_log *lg, uint32_t n)
+static void pack_done(struct sf_log *lg, uint32_t n)
 {
     lg->pk_head += n;
     if (lg->pk_head >= lg->pk_nout)
         lg->pk_head -= lg->pk_nout;
     lg->pk_n -= n;
 }
+
+const struct sfl_pack_ops sf_log_packer = { pack_open, pack_runs, pack_done };

@@ -273,6 +273,7 @@ static struct sf_log_cfg log_cfg(struct sf_vol *v, const char *dir)
         .queue_depth = 2, .request_size = 2 * BLOCK, .clock = clk,
         .session_id = 0xC0FFEE, .channel_names = chans, .channel_count = 1,
         .work = work, .work_size = 1u << 20,
+        .packer = opt_compress ? &sf_log_packer : NULL,
         .pack_mem = opt_compress ? pack_mem : NULL,
         .pack_mem_size = opt_compress ? SF_LOG_PACK_MEM(BLOCK, PACK_BLOCKS) : 0,
     };
@@ -387,7 +388,8 @@ static int workload(void)
     c.pre_ns = 20 * 1000000ull;
     c.post_ns = 30 * 1000000ull;
     c.session_id = 0xF11E;
-    c.pack_mem = NULL;                   /* --compress: not with the flight recorder (yet) */
+    c.packer = NULL;                     /* --compress: not with the flight recorder (yet) */
+    c.pack_mem = NULL;
     c.pack_mem_size = 0;
     if ((err = sf_log_open(&lg, &c)))
         return wl_err(err, __LINE__);
