@@ -227,8 +227,13 @@ _Static_assert(sizeof(struct dict_entry) <= SF_UNPACK_DICT_MEM / SF_PACK_DICT,
                "SF_UNPACK_DICT_MEM holds the dictionary");
 
 /* A LEB128 number of at most 10 bytes; 0, or -1 past the end or too long. */
-static int get_varint(const uint8_t *in, uint32_t n, uint32_t *p, uint64_t *v)
+static inline int get_varint(const uint8_t *in, uint32_t n, uint32_t *p, uint64_t *v)
 {
+    /* the usual case: one byte */
+    if (*p < n && in[*p] < 0x80) {
+        *v = in[(*p)++];
+        return 0;
+    }
     uint64_t x = 0;
     for (uint32_t s = 0; s < 70; s += 7) {
         if (*p >= n)
@@ -301,15 +306,29 @@ int sf_unpack(const uint8_t *in, uint32_t n, uint64_t first_ts, uint8_t *out, ui
             prev += v & 1 ? diff * 1000u : diff;
         }
         uint8_t *r = out + o;
-        memset(r, 0, size);
+        uint8_t *data = r + SF_REC_HDR + SF_CAN_BODY;
         r[0] = SF_REC_CAN;
         r[1] = e->channel;
         st_le16(r + 2, (uint16_t)(SF_CAN_BODY + e->len));
         st_le32(r + 4, e->flags);
         st_le64(r + 8, prev);
         st_le32(r + SF_REC_HDR, e->id);
-        r[SF_REC_HDR + 4] = e->len;
-        uint8_t *data = r + SF_REC_HDR + SF_CAN_BODY;
+        st_le32(r + SF_REC_HDR + 4, e->len);         /* len and the three zero bytes */
+        /* the data: the entry's previous bytes (or zeros), then the ones that changed;
+         * the padding after them zero (the reader's layout check wants it so) */
+        if (e->len == 8) {
+            /* the usual frame: one 8-byte copy, no padding */
+            uint64_t w = 0;
+            if (e->prev != NONE)
+                memcpy(&w, out + e->prev, 8);
+            memcpy(data, &w, 8);
+        } else {
+            if (e->prev != NONE)
+                memcpy(data, out + e->prev, e->len);
+            else
+                memset(data, 0, e->len);
+            memset(data + e->len, 0, size - SF_REC_HDR - SF_CAN_BODY - e->len);
+        }
         for (uint32_t g = 0; g < e->len; g += 8) {
             uint32_t cnt = e->len - g < 8 ? e->len - g : 8;
             if (p >= n)
@@ -317,14 +336,10 @@ int sf_unpack(const uint8_t *in, uint32_t n, uint64_t first_ts, uint8_t *out, ui
             uint32_t mask = in[p++];
             if (mask >> cnt)
                 return SF_ECORRUPT;                  /* a bit for a byte past len */
-            for (uint32_t i = 0; i < cnt; i++) {
-                if (mask >> i & 1) {
-                    if (p >= n)
-                        return SF_ECORRUPT;
-                    data[g + i] = in[p++];
-                } else if (e->prev != NONE) {
-                    data[g + i] = out[e->prev + g + i];
-                }
+            for (; mask; mask &= mask - 1) {
+                if (p >= n)
+                    return SF_ECORRUPT;
+                data[g + (uint32_t)__builtin_ctz(mask)] = in[p++];
             }
         }
         e->prev = o + SF_REC_HDR + SF_CAN_BODY;
