@@ -178,7 +178,7 @@ done
 for chunk in 512 4K; do
     img=$tmp/log.img
     "$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
-    "$SF" log -q --compress --source gen:can,channels=2 --chunk "$chunk" --max-records 3000 \
+    "$SF" log -q --compress --source gen:can,channels=2 --chunk "$chunk" --max-records 400 \
         --no-direct "$img" </dev/null >/dev/null
     f=$("$SF" ls "$img" / </dev/null | awk '/\.SFL/ {print $NF; exit}')
     { printf '\001'; "$SF" cat "$img" "/$f" </dev/null; } | head -c 65537 > "$out/decode/packed-$chunk"
