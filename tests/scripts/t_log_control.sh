@@ -167,7 +167,7 @@ badcfg "JSON syntax error on line 2" $'{"source": "gen:can",\n "json": tru}'
 python3 - "$SF_SRC/docs/log-config.schema.json" "$SF_SRC/cli/commands/cmd_log.c" <<'PY' ||
 import json, re, sys
 keys = set(json.load(open(sys.argv[1]))["properties"])
-opts = set(re.findall(r'\{ "([a-z0-9-]+)", (?:required|no)_argument', open(sys.argv[2]).read()))
+opts = set(re.findall(r'\{ "([a-z0-9-]+)", (?:required|no|optional)_argument', open(sys.argv[2]).read()))
 opts -= {"config", "print-config", "help"}
 opts |= {"partition", "target"}
 assert keys == opts, (keys ^ opts)
