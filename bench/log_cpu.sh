@@ -6,6 +6,7 @@
 #      frames, 32-byte records) on an exFAT image in tmpfs. Per record: the generator loop with
 #      everything it calls (what one producer thread costs), sf_log_append_can alone, the
 #      writer thread (sealing, CRC-32C, requests), CRC-32C alone.
+#   (4. gen:can again with --compress: the writer thread and the pack stage per record)
 #   2. raw: `streamfat log --raw --source gen:raw --max-bytes M`, per MiB: the generator with
 #      the append, sf_log_write_raw alone, the memcpy inside it (the bytes' one copy into the
 #      ring: what an ideal producer costs; glibc copies large blocks with `rep movsb`, which
@@ -71,6 +72,9 @@ for i in $(seq 0 7); do ctl+=(--signal "s$i=$(printf %X $((0x100 + 2 * i))):0:32
 ctl+=(--start 's0 >= 0' --stop 's1 > 2000000000')
 run "$SHM/ctl.out" --source gen:can --max-records "$N" "${ctl[@]}"
 run "$SHM/raw.out" --raw --source gen:raw --max-bytes "${MIB}M"
+# 4. the same gen:can run with compressed record blocks (issue 29, docs/BENCHMARKS.md
+#    "Compressed blocks"): the writer packs every record (src/log/block_pack.c)
+run "$SHM/pack.out" --compress --source gen:can --max-records "$N"
 
 echo "| path (callgrind, user-space instructions) | per |"
 echo "|---|---:|"
@@ -79,6 +83,9 @@ echo "| \`sf_log_append_can\` (reserve, encode, commit), per record | $(per "$(i
 echo "| gen:can producer thread with the control stage (128 rules, 32 prescalers, 8 signals), per record | $(per "$(incl "$SHM/ctl.out" gen_can_main)" "$N") |"
 echo "| writer thread (take, seal, CRC-32C, submit), per record | $(per "$(incl "$SHM/can.out" log_writer_main)" "$N") |"
 echo "| of which CRC-32C, per record | $(per "$(incl "$SHM/can.out" sf_crc32c)" "$N") |"
+echo "| writer thread with --compress (take, pack, seal, CRC-32C, submit), per record | $(per "$(incl "$SHM/pack.out" log_writer_main)" "$N") |"
+echo "| of which the pack stage (\`sf_pack_add\`), per record | $(per "$(incl "$SHM/pack.out" sf_pack_add)" "$N") |"
+echo "| gen:can producer thread with --compress, per record | $(per "$(incl "$SHM/pack.out" gen_can_main)" "$N") |"
 echo "| gen:raw producer thread: generator + append, per MiB | $(per "$(incl "$SHM/raw.out" gen_raw_main)" "$MIB") |"
 echo "| \`sf_log_write_raw\`, per MiB | $(per "$(incl "$SHM/raw.out" sf_log_write_raw)" "$MIB") |"
 echo "| of which the memcpy into the ring, per MiB | $(per "$(incl "$SHM/raw.out" __memcpy_avx_unaligned_erms)" "$MIB") |"

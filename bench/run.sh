@@ -17,7 +17,7 @@
 # Environment: SF_BUILD (default build/), BENCH_TMP (where images go; default /tmp, the
 # repository's disk here), BENCH_SIZE (default 4G), BENCH_IMG (image size, default 8G),
 # BENCH_ROUNDS (default 3), BENCH_FS (default "exfat fat32": the volumes of section 1),
-# BENCH_SKIP="peers trace cpu mount throughput log logcpu fscost proto" to leave sections out,
+# BENCH_SKIP="peers trace cpu mount throughput log logcpu pack fscost proto" to leave sections out,
 # BENCH_MKFS_OPTS (extra mkfs options for section 1's volumes, e.g. "--sector-size 4096" for
 # images on tmpfs, whose O_DIRECT wants page-aligned offsets). Needs root for the
 # loop device (exfat-fuse peer); about 15-20 minutes on a 250 MB/s disk.
@@ -227,6 +227,11 @@ fi
 # ---- 7. the logger in instructions (callgrind: the same on a loaded machine) -------------
 if [[ $SKIP != *" logcpu "* ]] && command -v valgrind >/dev/null; then
     SF_BUILD=$BUILD bash "$SRC/bench/log_cpu.sh" >&2 || echo "bench: log_cpu failed" >&2
+fi
+
+# ---- 7b. compressed blocks against LZ4 and zstd (bytes and instructions per record) -------
+if [[ $SKIP != *" pack "* ]]; then
+    SF_BUILD=$BUILD bash "$SRC/bench/pack_bench.sh" | tee -a "$MD" >/dev/null || echo "bench: pack_bench failed" >&2
 fi
 
 # ---- 8. the plain file API against FatFs (callgrind: instructions and device requests) -----

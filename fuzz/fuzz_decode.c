@@ -24,12 +24,14 @@
 #include <string.h>
 
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 #include "streamfat/rec.h"
 
 #define MAX_INPUT (2u << 20)
 #define SMALL_SPAN 2048u
 
 static uint8_t dec_buf[SF_BLOCK_MAX];
+static uint8_t unpack_buf[SF_UNPACK_MEM] __attribute__((aligned(8)));
 static uint8_t file_buf[MAX_INPUT];
 
 static uint32_t ld32(const uint8_t *p)
@@ -63,9 +65,11 @@ static void handle(struct sf_dec *d, const struct sf_dec_event *ev, size_t cap)
 
     if (ev->kind != SF_DEC_RECORD)
         return;
-    /* the body must lie inside the decoder's buffer */
+    /* the body must lie inside the decoder's buffer, or (compressed blocks) its unpack
+     * scratch */
     if (ev->rec.length &&
-        (ev->rec.body < d->buf || ev->rec.body + ev->rec.length > d->buf + cap))
+        (ev->rec.body < d->buf || ev->rec.body + ev->rec.length > d->buf + cap) &&
+        (ev->rec.body < unpack_buf || ev->rec.body + ev->rec.length > unpack_buf + sizeof unpack_buf))
         abort();
     if (ev->rec.type == SF_REC_CAN && sf_rec_get_can(&ev->rec, &can) == 0 &&
         can.len > 64)
@@ -95,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cap = caps[(ctl >> 3) & 3];
     limit = 2 * (uint64_t)n + 16;
 
-    if (sf_dec_init(&d, dec_buf, cap))
+    if (sf_dec_init(&d, dec_buf, cap) || sf_dec_set_unpack(&d, unpack_buf, sizeof unpack_buf))
         abort();
     while (off < n) {
         size_t took;

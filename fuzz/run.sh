@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the fuzz targets and run each for a while (make fuzz; t_fuzz_smoke in make check).
 #
-#   fuzz/run.sh [TARGET...]    default: fuzz_mount fuzz_decode fuzz_candump fuzz_blf fuzz_asc
+#   fuzz/run.sh [TARGET...]    default: fuzz_mount fuzz_decode fuzz_unpack fuzz_candump fuzz_blf fuzz_asc
 #                              fuzz_mf4 fuzz_proto
 #                              fuzz_mf4
 #
@@ -27,12 +27,12 @@ seconds=${FUZZ_SECONDS:-600}
 corpus=${FUZZ_CORPUS:-$build/corpus}
 jobs=${FUZZ_JOBS:-2}
 targets=("$@")
-((${#targets[@]})) || targets=(fuzz_mount fuzz_decode fuzz_candump fuzz_blf fuzz_asc fuzz_mf4
-                                fuzz_proto)
+((${#targets[@]})) || targets=(fuzz_mount fuzz_decode fuzz_unpack fuzz_candump fuzz_blf fuzz_asc
+                                fuzz_mf4 fuzz_proto)
 
-declare -A seed_dir=([fuzz_mount]=mount [fuzz_decode]=decode [fuzz_candump]=candump
+declare -A seed_dir=([fuzz_mount]=mount [fuzz_decode]=decode [fuzz_unpack]=unpack [fuzz_candump]=candump
                      [fuzz_blf]=blf [fuzz_asc]=asc [fuzz_mf4]=mf4 [fuzz_proto]=proto)
-declare -A max_len=([fuzz_mount]=1048576 [fuzz_decode]=65537 [fuzz_candump]=4096
+declare -A max_len=([fuzz_mount]=1048576 [fuzz_decode]=65537 [fuzz_unpack]=16384 [fuzz_candump]=4096
                     [fuzz_blf]=65536 [fuzz_asc]=16384 [fuzz_mf4]=65536 [fuzz_proto]=16384)
 
 if [[ ! -f $build/CMakeCache.txt ]]; then

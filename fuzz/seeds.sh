@@ -12,6 +12,9 @@
 #                (default 1 MiB).
 # OUTDIR/decode  logs from `streamfat log --source gen:can` (block sizes 512, 4K, 16K, one
 #                cut short), each with the control byte 0x01 (fix CRCs) in front
+# OUTDIR/unpack  the stored payloads of the compressed blocks of `log --compress` logs (512
+#                and 4K blocks) behind a control byte 0x00, and their records behind 0x01
+#                (fuzz/fuzz_unpack.c); compressed logs in OUTDIR/decode too
 # OUTDIR/candump candump -L lines: classic, extended, remote, CAN FD, error frames
 # OUTDIR/blf     `streamfat export --format blf` (zlib and stored containers) of a log of
 #                those candump frames plus gen:can frames; python-can's BLF files
@@ -31,7 +34,7 @@ SF_TESTDATA=${SF_TESTDATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata}
 cap=${SEED_CAP:-1048576}
 quick=${SEEDS_QUICK:-0}
 mkdir -p "$out/mount" "$out/decode" "$out/candump" "$out/blf" "$out/asc" "$out/mf4" \
-    "$out/proto"
+    "$out/proto" "$out/unpack"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sf-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -170,6 +173,28 @@ for chunk in "${chunks[@]}"; do
     done
     rm -f "$img"
 done
+# Compressed logs (issue 29): whole, for fuzz_decode, and their stored payloads (kind-3
+# blocks: u16 kind at 6, u32 used at 32) for fuzz_unpack.
+for chunk in 512 4K; do
+    img=$tmp/log.img
+    "$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
+    "$SF" log -q --compress --source gen:can,channels=2 --chunk "$chunk" --max-records 400 \
+        --no-direct "$img" </dev/null >/dev/null
+    f=$("$SF" ls "$img" / </dev/null | awk '/\.SFL/ {print $NF; exit}')
+    { printf '\001'; "$SF" cat "$img" "/$f" </dev/null; } | head -c 65537 > "$out/decode/packed-$chunk"
+    python3 - "$out/decode/packed-$chunk" "$out/unpack/packed-$chunk" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()[1:]
+b = struct.unpack_from("<I", d, 40)[0]
+for i, o in enumerate(range(b, len(d) - b + 1, b)):
+    kind, used = struct.unpack_from("<H", d, o + 6)[0], struct.unpack_from("<I", d, o + 32)[0]
+    if kind == 3 and i < 4:
+        open("%s-%d" % (sys.argv[2], i), "wb").write(b"\0" + d[o + 48:o + 48 + used])
+PY
+    rm -f "$img"
+done
+{ printf '\001'; head -c 4000 "$out/decode/log1-512" | tail -c +513; } > "$out/unpack/records" 2>/dev/null || true
+
 # one cut inside a block
 if [[ -f $out/decode/log1-512 ]]; then
     head -c 1300 "$out/decode/log1-512" > "$out/decode/log-cut"

@@ -69,6 +69,7 @@ int sf_size_main(void)
     r += (int)sf_log_next_deadline_ns(lg);
     r += sf_log_trigger(lg, SIZE_U32(8), p1);
     r += sf_log_rotate(lg);
+    r += SIZE_PTR(const struct sfl_pack_ops *, 25) == &sf_log_packer;   /* compressed blocks */
     r += sf_log_control(lg, SIZE_PTR(const struct sf_ctl_cfg *, 23), buf, SIZE_U32(12));
     r += sf_log_get_chan_stats(lg, SIZE_U32(13), SIZE_PTR(struct sf_log_chan_stats *, 24));
     sf_log_get_stats(lg, SIZE_PTR(struct sf_log_stats *, 22));

@@ -12,6 +12,7 @@
 #include "common/target.h"
 
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 #include "streamfat/filebd.h"
 #include "streamfat/log.h"
 
@@ -265,6 +266,7 @@ static void check_file(struct target *t, const char *name, struct check *ck, uin
     }
     ck->files++;
     sf_dec_init(&dec, dbuf, SF_BLOCK_MAX);
+    sf_dec_set_unpack(&dec, (uint8_t *)dbuf + SF_BLOCK_MAX, SF_UNPACK_MEM);
     while ((kind = sf_dec_read(&dec, rd, &f, &ev)) != SF_DEC_END) {
         struct sf_can c;
         if (kind < 0) {
@@ -547,7 +549,7 @@ int cmd_demo(int argc, char **argv)
                dev.count, sf_hist_percentile(&dev, 0.99) / 1000, dev.max_ns / 1000);
 
     ck = calloc(1, sizeof *ck);
-    dbuf = malloc(SF_BLOCK_MAX);
+    dbuf = malloc(SF_BLOCK_MAX + SF_UNPACK_MEM);
     if (ck)
         memcpy(ck->sent, sent, sizeof ck->sent);
     if (!ck || !dbuf) {

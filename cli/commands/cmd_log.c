@@ -127,6 +127,10 @@ static const char help[] =
 "  --ring SIZE          ring memory (default 64M; with --pre SIZE: that plus 8 blocks):\n"
 "                       a multiple of --chunk from 4 blocks to 2G\n"
 "  --chunk SIZE         block size, a power of two from 512 to 1M (default 64K)\n"
+"  --compress[=LEVEL]   compressed record blocks (docs/FORMAT.md): each block holds the\n"
+"                       records of several, coded against the previous frame of their\n"
+"                       id; every reader of streamfat reads them. LEVEL: 1 (the only\n"
+"                       one so far, the default). Not with --raw or --pre/--post\n"
 "  --qd N               device requests in flight, 1..64 (default 4)\n"
 "  --duration T         stop after T (more than 0)\n"
 "  --max-records N      stop after N records (raw: see --max-bytes)\n"
@@ -211,7 +215,7 @@ enum {
     OPT_MAX_BYTES, OPT_MKFS, OPT_DIR, OPT_NAME, OPT_RAW, OPT_FAST, OPT_MEASURE, OPT_JSON,
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
     OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
-    OPT_CAN_RCVBUF, OPT_CAN_ERRORS, OPT_SEND, OPT_LISTEN_ONLY,
+    OPT_CAN_RCVBUF, OPT_CAN_ERRORS, OPT_SEND, OPT_LISTEN_ONLY, OPT_COMPRESS,
     OPT_POLL, OPT_POLL_TIMEOUT, OPT_POLL_BS, OPT_POLL_STMIN,
 };
 
@@ -227,6 +231,7 @@ static const struct option longopts[] = {
     { "sync-interval", required_argument, NULL, OPT_SYNC },
     { "ring", required_argument, NULL, OPT_RING },
     { "chunk", required_argument, NULL, OPT_CHUNK },
+    { "compress", optional_argument, NULL, OPT_COMPRESS },
     { "qd", required_argument, NULL, OPT_QD },
     { "duration", required_argument, NULL, OPT_DURATION },
     { "max-records", required_argument, NULL, OPT_MAX_RECORDS },
@@ -530,6 +535,12 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             break;
         case OPT_RING: rc = parse_size_opt("--ring", optarg, &a->ring); break;
         case OPT_CHUNK: rc = parse_size_opt("--chunk", optarg, &a->chunk); break;
+        case OPT_COMPRESS:
+            if (optarg && strcmp(optarg, "1"))
+                return cli_usage("invalid --compress level '%s' (1, the only one so far)",
+                                 optarg);
+            a->compress = 1;
+            break;
         case OPT_QD:
             if (cli_parse_uint(optarg, 64, &v) || v == 0)
                 return cli_usage("invalid --qd '%s' (1..64)", optarg);
@@ -669,6 +680,11 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         return cli_usage("--trigger needs the flight recorder (--pre and/or --post)");
     if (a->so.raw && (a->pre_ns || a->pre_bytes || a->post_ns))
         return cli_usage("the flight recorder works on records, not with --raw");
+    if (a->compress && a->so.raw)
+        return cli_usage("--compress packs records; a --raw file has none (docs/FORMAT.md)");
+    if (a->compress && (a->pre_ns || a->pre_bytes || a->post_ns))
+        return cli_usage("--compress does not work with the flight recorder (--pre, --post) "
+                         "yet");
     if (a->so.raw && lctl_active(a->ctl))
         return cli_usage("--filter, --prescale, --signal, --start, --stop and signal "
                          "triggers work on CAN frames, not with --raw");
@@ -747,7 +763,8 @@ static int log_run(int argc, char **argv)
     const char *const *names;
     const char *meta[4];
     char meta_src[300], meta_host[300], meta_ver[64], meta_dev[80], errbuf[300];
-    void *ring = NULL, *work = NULL;
+    void *ring = NULL, *work = NULL, *pack_mem = NULL;
+    size_t pack_mem_size = 0;
     uint64_t t0, last_status = 0, last_rec = 0, block;
     double secs, last_t = 0;
     sigset_t oldmask;
@@ -835,6 +852,12 @@ static int log_run(int argc, char **argv)
         a.ring = 4 * block;
     ring = target_alloc(target_bd(&t), (size_t)a.ring);
     work = target_alloc(target_bd(&t), (size_t)block);
+    if (a.compress) {
+        /* output blocks for two requests of 1 MiB (at least 4) */
+        size_t nout = 2 * ((1u << 20) / block) < 4 ? 4 : 2 * ((1u << 20) / block);
+        pack_mem_size = SF_LOG_PACK_MEM(block, nout) + 4096;   /* + alignment */
+        pack_mem = target_alloc(target_bd(&t), pack_mem_size);
+    }
     lg = aligned_alloc(64, (sizeof *lg + 63) / 64 * 64);
     if (!lg) {
         cli_err("out of memory");
@@ -888,6 +911,9 @@ static int log_run(int argc, char **argv)
     }
     cfg.work = work;
     cfg.work_size = (uint32_t)block;
+    cfg.packer = pack_mem ? &sf_log_packer : NULL;
+    cfg.pack_mem = pack_mem;
+    cfg.pack_mem_size = pack_mem_size;
 
     if (src_prepare(src)) {
         status = CLI_ERR;
@@ -998,6 +1024,7 @@ static int log_run(int argc, char **argv)
     free(lg);
     free(ring);
     free(work);
+    free(pack_mem);
     src_free(src);
     return status;
 
@@ -1008,6 +1035,7 @@ out_close:
     lctl_free(&ctl);
     free(ring);
     free(work);
+    free(pack_mem);
     src_free(src);
     return status;
 }

@@ -7,10 +7,14 @@
 #include "common/json.h"
 #include "common/target.h"
 
+#include "streamfat/block_pack.h"
+#include "streamfat/rec.h"
+
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char help[] =
 "NAME\n"
@@ -26,10 +30,14 @@ static const char help[] =
 "\n"
 "OPTIONS\n"
 "  -l, --long        print type (file/dir), size in bytes, modification time (local,\n"
-"                    ISO 8601), 'c' for a contiguous (NoFatChain) file or '-', and name\n"
+"                    ISO 8601), 'c' for a contiguous (NoFatChain) file or '-', and name;\n"
+"                    a log with compressed blocks (log --compress) has its compression\n"
+"                    before the name: '4.8x' (record bytes as plain blocks hold them,\n"
+"                    divided by the bytes its record blocks store)\n"
 "  -R, --recursive   list subdirectories too, printing paths relative to PATH\n"
 "      --json        print a JSON array of objects {name, path, type (\"file\"|\"dir\"),\n"
-"                    size, mtime (ISO 8601 UTC), attr, contiguous}; path is from the root\n"
+"                    size, mtime (ISO 8601 UTC), attr, contiguous}; path is from the root;\n"
+"                    a compressed log also has \"compression\" (the ratio of -l)\n"
 "      --partition N use the Nth partition (from 1)\n"
 "  -h, --help        show this help\n"
 "\n"
@@ -48,6 +56,14 @@ static const struct option longopts[] = {
     CLI_LONGOPT_PARTITION,
     CLI_LONGOPTS_END,
 };
+
+static uint64_t ld_le64_cli(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
 
 struct ls_ctx {
     struct sf_vol *vol;
@@ -101,12 +117,54 @@ static int read_dir(struct ls_ctx *c, const char *path, struct sf_stat **out, si
     return 0;
 }
 
+/* A log with compressed record blocks (header feature bit 32, docs/FORMAT.md): its
+ * compression, the record payload bytes unpacked over the bytes stored, from the block
+ * headers and the packed headers alone (56 bytes a block); 0 for any other file. Damaged
+ * blocks are left out. */
+static double log_compression(struct ls_ctx *c, const char *path, uint64_t size)
+{
+    struct sf_file f;
+    uint8_t h[SF_BLOCK_HDR + SF_FILE_HDR];
+    uint64_t raw = 0, stored = 0;
+    uint32_t b;
+
+    if (size < sizeof h || sf_open(c->vol, &f, path, SF_O_RDONLY))
+        return 0;
+    if (sf_read(&f, h, sizeof h) != (sf_ssize_t)sizeof h || sf_block_peek_size(h, &b) ||
+        !(ld_le64_cli(h + SF_BLOCK_HDR + 24) & SF_FEATURE_PACKED)) {
+        sf_close(&f);
+        return 0;
+    }
+    for (uint64_t off = b; off + SF_BLOCK_HDR + SF_PACK_HDR <= size; off += b) {
+        uint8_t k[SF_BLOCK_HDR + SF_PACK_HDR];
+        if (sf_seek(&f, (int64_t)off, SF_SEEK_SET) < 0 ||
+            sf_read(&f, k, sizeof k) != (sf_ssize_t)sizeof k || memcmp(k, "SFLB", 4))
+            continue;
+        uint32_t kind = k[6] | (uint32_t)k[7] << 8, used = (uint32_t)ld_le64_cli(k + 32);
+        if (kind == SF_BLOCK_RECORDS) {
+            raw += used;
+            stored += used;
+        } else if (kind == SF_BLOCK_PACKED && used >= SF_PACK_HDR) {
+            raw += (uint32_t)ld_le64_cli(k + SF_BLOCK_HDR);
+            stored += used;
+        }
+    }
+    sf_close(&f);
+    return stored ? (double)raw / (double)stored : 0;
+}
+
 /* One entry; `shown` is what to print as its name, `full` its path from the root. */
 static void print_entry(struct ls_ctx *c, const struct sf_stat *st, const char *shown,
                         const char *full)
 {
     int is_dir = (st->attr & SF_ATTR_DIR) != 0;
     char tbuf[48];
+    double ratio = 0;
+    size_t nl = strlen(st->name);
+
+    if (!is_dir && (c->flags & (LS_JSON | LS_LONG)) && nl > 4 &&
+        !strcasecmp(st->name + nl - 4, ".SFL"))
+        ratio = log_compression(c, full, st->size);
 
     if (c->flags & LS_JSON) {
         int first = 1;
@@ -133,13 +191,19 @@ static void print_entry(struct ls_ctx *c, const struct sf_stat *st, const char *
         json_kv_str(c->out, &first, "mtime", tbuf);
         json_kv_u64(c->out, &first, "attr", st->attr);
         json_kv_bool(c->out, &first, "contiguous", st->contiguous);
+        if (ratio > 0)
+            fprintf(c->out, ", \"compression\": %.2f", ratio);
         fputc('}', c->out);
         return;
     }
     if (c->flags & LS_LONG) {
         cli_time_local(st->mtime, tbuf, sizeof tbuf);
-        fprintf(c->out, "%-4s %14" PRIu64 "  %s  %c  %s\n", is_dir ? "dir" : "file", st->size,
-                tbuf, st->contiguous ? 'c' : '-', shown);
+        if (ratio > 0)
+            fprintf(c->out, "%-4s %14" PRIu64 "  %s  %c  %.1fx  %s\n", is_dir ? "dir" : "file",
+                    st->size, tbuf, st->contiguous ? 'c' : '-', ratio, shown);
+        else
+            fprintf(c->out, "%-4s %14" PRIu64 "  %s  %c  %s\n", is_dir ? "dir" : "file",
+                    st->size, tbuf, st->contiguous ? 'c' : '-', shown);
         return;
     }
     fprintf(c->out, "%s\n", shown);

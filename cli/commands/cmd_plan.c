@@ -7,7 +7,10 @@
 #include "cli.h"
 #include "common/json.h"
 #include "common/units.h"
+#include "streamfat/block_pack.h"
+#include "streamfat/rec.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,7 +23,8 @@ static const char help[] =
 "\n"
 "SYNOPSIS\n"
 "  streamfat plan --rate R [--capacity C] [--tbw T | --pe-cycles N [--waf W]]\n"
-"                 [--sustained S] [--cache C] [--cell slc|mlc|tlc|qlc] [--json]\n"
+"                 [--sustained S] [--cache C] [--cell slc|mlc|tlc|qlc]\n"
+"                 [--compression X | --from-log FILE] [--json]\n"
 "\n"
 "DESCRIPTION\n"
 "  Works out, for data arriving at R without pause:\n"
@@ -47,6 +51,12 @@ static const char help[] =
 "      --cache C        SLC cache size (e.g. 45GB)\n"
 "      --cell TYPE      bits per cell for the partial-format table: slc, mlc, tlc, qlc\n"
 "                       (default qlc)\n"
+"      --compression X  the logs are compressed X times (log --compress; a number, at\n"
+"                       least 1): R / X reaches the device, and every figure above uses\n"
+"                       that; the text says what the card's life gains\n"
+"      --from-log FILE  X measured from a log file (a .SFL written with --compress, on\n"
+"                       this computer: 'streamfat cat' copies one off a volume), as\n"
+"                       'streamfat ls -l' shows it\n"
 "      --json           print one JSON object\n"
 "  -h, --help           show this help\n"
 "\n"
@@ -58,7 +68,7 @@ static const char help[] =
 "  0 done, 2 wrong usage.\n";
 
 enum { OPT_RATE = 256, OPT_CAP, OPT_TBW, OPT_PE, OPT_WAF, OPT_SUST, OPT_CACHE, OPT_CELL,
-       OPT_JSON };
+       OPT_JSON, OPT_COMPRESSION, OPT_FROM_LOG };
 
 static const struct option longopts[] = {
     { "rate", required_argument, NULL, OPT_RATE },
@@ -70,6 +80,8 @@ static const struct option longopts[] = {
     { "cache", required_argument, NULL, OPT_CACHE },
     { "cell", required_argument, NULL, OPT_CELL },
     { "json", no_argument, NULL, OPT_JSON },
+    { "compression", required_argument, NULL, OPT_COMPRESSION },
+    { "from-log", required_argument, NULL, OPT_FROM_LOG },
     CLI_LONGOPTS_END,
 };
 
@@ -77,6 +89,7 @@ static const struct option longopts[] = {
 
 struct plan {
     double rate, cap, tbw, waf, sust, cache;
+    double comp;                /* compression (1: none); rate / comp reaches the device */
     uint64_t pe;
     unsigned bits;
     int json;
@@ -119,13 +132,15 @@ static void compute(const struct plan *p, struct figures *f)
 {
     double chunk;
 
+    double w = p->rate / p->comp;           /* what reaches the device */
+
     f->endurance = p->tbw > 0 ? p->tbw : p->pe && p->cap > 0 ? p->cap * (double)p->pe / p->waf
                                                               : NAN;
-    f->fill_s = p->cap > 0 ? p->cap / p->rate : NAN;
-    f->life_s = f->endurance / p->rate;
-    f->cache_full_s = p->cache > 0 ? p->cache / p->rate : NAN;
-    f->keeps_up = p->sust > 0 ? p->sust >= p->rate : -1;
-    f->behind_bps = p->sust > 0 && p->sust < p->rate ? p->rate - p->sust : NAN;
+    f->fill_s = p->cap > 0 ? p->cap / w : NAN;
+    f->life_s = f->endurance / w;
+    f->cache_full_s = p->cache > 0 ? p->cache / w : NAN;
+    f->keeps_up = p->sust > 0 ? p->sust >= w : -1;
+    f->behind_bps = p->sust > 0 && p->sust < w ? w - p->sust : NAN;
     f->ring_s = f->behind_bps > 0 ? RING_BYTES / f->behind_bps : NAN;
     f->cluster = cluster_for(p->cap > 0 ? p->cap : 64e9);
     /* About a millisecond of data per block, a power of two in 4 KiB .. 1 MiB: enough blocks
@@ -158,6 +173,8 @@ static void report_json(const struct plan *p, const struct figures *f)
 
     printf("{");
     json_num(&first, "rate_mb_s", p->rate / 1e6);
+    json_num(&first, "compression", p->comp);
+    json_num(&first, "device_rate_mb_s", p->rate / p->comp / 1e6);
     json_num(&first, "capacity_bytes", p->cap > 0 ? p->cap : NAN);
     json_num(&first, "endurance_tb", f->endurance / 1e12);
     json_num(&first, "fill_seconds", f->fill_s);
@@ -198,6 +215,14 @@ static void report_text(const struct plan *p, const struct figures *f)
     unsigned i;
 
     printf("logging at %.1f MB/s (%.2f TB a day)\n", p->rate / 1e6, p->rate * 86400 / 1e12);
+    if (p->comp > 1) {
+        printf("  compressed %.2fx (log --compress): %.2f MB/s reach the device", p->comp,
+               p->rate / p->comp / 1e6);
+        if (!isnan(f->endurance))
+            printf("; the card lasts %s instead of %s", fmt_dur(f->life_s, a, sizeof a),
+                   fmt_dur(f->life_s / p->comp, b, sizeof b));
+        printf("\n");
+    }
     if (p->cap > 0)
         printf("  fills %.1f GB in %s\n", p->cap / 1e9, fmt_dur(f->fill_s, a, sizeof a));
     if (!isnan(f->endurance)) {
@@ -252,6 +277,50 @@ static void report_text(const struct plan *p, const struct figures *f)
                fmt_dur(4294967295.0 / p->rate, a, sizeof a));
 }
 
+/* The compression of a log file (a host path), as `streamfat ls -l` gives it: record
+ * payload bytes unpacked over stored, from each block's header and packed header. */
+static int log_file_compression(const char *path, double *out)
+{
+    FILE *fp = fopen(path, "rb");
+    uint8_t h[SF_BLOCK_HDR + SF_FILE_HDR];
+    uint64_t raw = 0, stored = 0;
+    uint32_t b;
+
+    if (!fp) {
+        cli_err("plan: %s: %s", path, strerror(errno));
+        return CLI_ERR;
+    }
+    if (fread(h, 1, sizeof h, fp) != sizeof h || sf_block_peek_size(h, &b)) {
+        fclose(fp);
+        cli_err("plan: %s: not a log file (docs/FORMAT.md)", path);
+        return CLI_ERR;
+    }
+    for (uint64_t off = b;; off += b) {
+        uint8_t k[SF_BLOCK_HDR + SF_PACK_HDR];
+        if (fseeko(fp, (off_t)off, SEEK_SET) || fread(k, 1, sizeof k, fp) != sizeof k)
+            break;
+        if (memcmp(k, "SFLB", 4))
+            continue;
+        uint32_t kind = k[6] | (uint32_t)k[7] << 8;
+        uint32_t used = k[32] | (uint32_t)k[33] << 8 | (uint32_t)k[34] << 16 | (uint32_t)k[35] << 24;
+        uint32_t rl = k[48] | (uint32_t)k[49] << 8 | (uint32_t)k[50] << 16 | (uint32_t)k[51] << 24;
+        if (kind == SF_BLOCK_RECORDS) {
+            raw += used;
+            stored += used;
+        } else if (kind == SF_BLOCK_PACKED && used >= SF_PACK_HDR) {
+            raw += rl;
+            stored += used;
+        }
+    }
+    fclose(fp);
+    if (!stored) {
+        cli_err("plan: %s: no record blocks to measure", path);
+        return CLI_ERR;
+    }
+    *out = raw > stored ? (double)raw / (double)stored : 1.0;
+    return 0;
+}
+
 static int parse_size(const char *opt, const char *s, double *out)
 {
     const char *why;
@@ -284,7 +353,7 @@ int cmd_plan(int argc, char **argv)
     struct figures f;
     struct cli_opts cl = CLI_OPTS(argc, argv, ":h", longopts, help, 0);
     char *end;
-    int c, rc;
+    int c, rc, from_log = 0;
 
     memset(&p, 0, sizeof p);
     p.waf = 1.0;
@@ -319,6 +388,20 @@ int cmd_plan(int argc, char **argv)
                 return cli_usage("invalid --cell '%s' (slc, mlc, tlc, qlc)", optarg);
             break;
         case OPT_JSON: p.json = 1; break;
+        case OPT_COMPRESSION:
+            if (from_log)
+                return cli_usage("--compression and --from-log exclude each other");
+            p.comp = strtod(optarg, &end);
+            if (end == optarg || *end || !(p.comp >= 1.0) || p.comp > 1000)
+                return cli_usage("invalid --compression '%s' (a number, at least 1)", optarg);
+            break;
+        case OPT_FROM_LOG:
+            if (p.comp > 0 && !from_log)
+                return cli_usage("--compression and --from-log exclude each other");
+            from_log = 1;
+            if ((rc = log_file_compression(optarg, &p.comp)))
+                return rc;
+            break;
         }
         if (rc)
             return rc;
@@ -335,6 +418,8 @@ int cmd_plan(int argc, char **argv)
         return cli_usage("--pe-cycles needs --capacity");
     if (p.cache > 0 && p.sust <= 0)
         return cli_usage("--cache needs --sustained (the speed once it is full)");
+    if (p.comp <= 0)
+        p.comp = 1;
     compute(&p, &f);
     if (p.json)
         report_json(&p, &f);

@@ -224,6 +224,24 @@ int log_config_merge(int argc, char **argv, const struct option *lo, int *out_ar
         }
         char opt[128];
         snprintf(opt, sizeof opt, "--%s", o->name);
+        if (o->has_arg == optional_argument && cJSON_IsBool(j)) {
+            /* --compress: true gives it without a value, false leaves it out */
+            if (cJSON_IsTrue(j) && !given[o - lo] && push(&v, &n, &cap, opt))
+                goto oom;
+            continue;
+        }
+        if (o->has_arg == optional_argument) {
+            char both[sizeof val + 140];
+            if (scalar(j, val, sizeof val)) {
+                cli_usage("--config %s: key '%s' must be true, false, a string or a number",
+                          config, key);
+                goto out;
+            }
+            snprintf(both, sizeof both, "%s=%s", opt, val);
+            if (!given[o - lo] && push(&v, &n, &cap, both))
+                goto oom;
+            continue;
+        }
         if (o->has_arg == no_argument) {
             if (!cJSON_IsBool(j)) {
                 cli_usage("--config %s: key '%s' must be true or false", config, key);
@@ -318,6 +336,9 @@ int log_config_print(int argc, char **argv, const struct option *lo, const char 
                     cJSON_DeleteItemFromObjectCaseSensitive(root, o->name);
                     cJSON_AddStringToObject(root, o->name, value);
                 }
+            } else if (o->has_arg == optional_argument && eq) {
+                cJSON_DeleteItemFromObjectCaseSensitive(root, o->name);
+                cJSON_AddStringToObject(root, o->name, eq + 1);
             } else {
                 cJSON_DeleteItemFromObjectCaseSensitive(root, o->name);
                 cJSON_AddTrueToObject(root, o->name);

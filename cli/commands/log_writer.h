@@ -30,6 +30,7 @@ struct log_args {
     uint64_t ring, chunk, duration_ns, mkfs_size;
     unsigned qd;
     int cyclic, json, quiet, measure, direct, mkfs_type, mkfs, have_size, force;
+    int compress;                /* --compress: the level, 0 off */
     uint32_t partition;
 };
 

@@ -14,6 +14,7 @@
 #include "export.h"
 #include "cli.h"
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -415,6 +416,7 @@ static int pass(struct job *j, struct export_input *in, void *buf, uint64_t *dam
     int k;
 
     sf_dec_init(&d, buf, SF_BLOCK_MAX);
+    sf_dec_set_unpack(&d, (uint8_t *)buf + SF_BLOCK_MAX, SF_UNPACK_MEM);
     while ((k = sf_dec_read(&d, read_input, in, &ev)) != SF_DEC_END) {
         if (k < 0) {
             cli_err("%s: read failed: %s", j->src, sf_strerror(k));
@@ -433,7 +435,7 @@ int export_one(const struct export_opts *o, const char *src, struct export_input
                FILE *out, const char *out_name, int check_match)
 {
     struct job *j = calloc(1, sizeof *j);
-    void *buf = malloc(SF_BLOCK_MAX);
+    void *buf = malloc(SF_BLOCK_MAX + SF_UNPACK_MEM);   /* + compressed blocks */
     uint64_t damage = 0;
     int rc = 0;
 

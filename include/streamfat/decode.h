@@ -136,11 +136,21 @@ struct sf_dec {
     struct sf_dec_stats stats;
     uint64_t trunc_len, trunc_block;   /* a partial last block, judged zero-padded */
     int seen_data;               /* a non-zero byte before the block size was known */
+    /* Compressed record blocks (kind 3): scratch to unpack one into (sf_dec_set_unpack),
+     * and where the records of the block being walked are (buf + pos, or the scratch). */
+    uint8_t *ubuf;
+    size_t ucap;
+    const uint8_t *rb;
 };
 
 /* Set up over buf (cap bytes: at least the file's block size, at most SF_BLOCK_MAX is ever
  * used; >= 512). Returns 0 or SF_EINVAL. */
 int sf_dec_init(struct sf_dec *d, void *buf, size_t cap);
+/* Scratch for compressed record blocks (kind 3, docs/FORMAT.md): cap >= SF_UNPACK_MEM bytes
+ * (include/streamfat/block_pack.h), 8-aligned. Without it a compressed block is malformed
+ * (counted, its records not delivered). Its records' pointers stay valid until the decoder
+ * checks the next block. Returns 0 or SF_EINVAL. */
+int sf_dec_set_unpack(struct sf_dec *d, void *buf, size_t cap);
 /* Copy up to n bytes of the file in; returns how many were taken (0 when the decoder has
  * events to hand out first, or after sf_dec_finish). */
 size_t sf_dec_feed(struct sf_dec *d, const void *p, size_t n);

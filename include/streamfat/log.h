@@ -114,7 +114,24 @@ struct sf_log_cfg {
     void *work;                  /* writer scratch, >= block_size (raw: >= one sector),
                                     aligned like the ring */
     uint32_t work_size;
+    const struct sfl_pack_ops *packer;  /* compressed record blocks (docs/FORMAT.md):
+                                    &sf_log_packer, which links the pack stage (a firmware
+                                    that never names it does not carry it); NULL: off. Not
+                                    with SF_LOG_RAW or the flight recorder */
+    void *pack_mem;              /* with packer: the encoder and at least 2 output blocks,
+                                    SF_LOG_PACK_MEM(block_size, blocks) bytes, aligned like
+                                    the ring */
+    size_t pack_mem_size;
 };
+
+/* The pack stage of the writer (src/log/writer_pack.c), for cfg.packer. */
+struct sfl_pack_ops;
+extern const struct sfl_pack_ops sf_log_packer;
+
+/* Bytes of cfg.pack_mem for `blocks` output blocks of block size b (the requests write
+ * from them: blocks >= request_size / b keeps requests whole). */
+#define SF_LOG_PACK_MEM(b, blocks) (SF_LOG_PACK_ENC + (size_t)(b) * (blocks))
+#define SF_LOG_PACK_ENC 16384u      /* the encoder's part (>= sizeof(struct sf_pack)) */
 
 /* Statistics; counters only grow. One definition, used by `streamfat log` (text and --json)
  * and `streamfat demo` under the same names (docs/LOG.md):

@@ -17,6 +17,7 @@
 #define STREAMFAT_LOG_STRUCT_H
 
 #include <stdint.h>
+struct sf_pack;
 #include "log.h"                 /* the types below (log.h includes this file at its end) */
 
 /* C++ callers only allocate the struct, never touch its fields: there the producer fields
@@ -114,6 +115,16 @@ struct sf_log {
                                     writer's (sealed or in flight); raw: bytes */
     uint32_t sub;                /* blocks rel .. sub - 1 are submitted (raw: bytes) */
     uint32_t cut;                /* block counter a pending cut must reach */
+    /* Compressed blocks (cfg.pack_mem; src/log/writer_pack.c): ring blocks are packed into
+     * output blocks of their own, which the requests write. Output blocks in use, oldest
+     * first from pk_head: in flight, then pk_ready finished ones, then the one being filled
+     * (pk_cur). The ring blocks from pk_hold (that one's first) on stay the writer's. */
+    struct sf_pack *pk;          /* the encoder (NULL: compression off) */
+    uint8_t *pk_out;             /* pk_nout output blocks */
+    uint32_t pk_nout, pk_head, pk_n, pk_ready;
+    uint32_t pk_in, pk_off;      /* the ring block being packed, bytes of it packed */
+    uint32_t pk_hold;            /* the first ring block the block being filled refers to */
+    uint8_t pk_cur;
     uint8_t cut_kind;            /* 0 none, else enum log_cut (src/log/log_impl.h) */
     uint8_t rotate_req;          /* sf_log_rotate was called */
     uint8_t closing;

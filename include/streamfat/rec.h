@@ -102,13 +102,14 @@ struct sf_file_header {
     uint64_t session_id;
     /* Payload offset 24 (docs/FORMAT.md, Versioning): bits 0-31 compatible features (a
      * reader that does not know one reads the file as usual), bits 32-63 required features
-     * (a reader that does not know one refuses the file). None is defined yet. */
+     * (a reader that does not know one refuses the file). Bit 32: compressed record
+     * blocks (SF_FEATURE_PACKED, streamfat/block_pack.h). */
     uint64_t features;
 };
 
-/* The required feature bits this reader knows (none yet). */
+/* The required feature bits this reader knows: bit 32, compressed record blocks. */
 #define SF_FEATURES_REQUIRED      0xFFFFFFFF00000000ull
-#define SF_FEATURES_REQUIRED_KNOWN 0ull
+#define SF_FEATURES_REQUIRED_KNOWN (1ull << 32)
 
 /* CAN record flag bits (docs/FORMAT.md, Record types): 0-5 the SF_CAN_* bits; 6-15
  * informational (a reader keeps the frame and ignores a bit it does not know; bit 6 is

@@ -8,6 +8,7 @@
  * queues at most three events (a finished run, a gap, the header), handed out before the next
  * step runs. */
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 
 #include <string.h>
 #include "util/div64.h"
@@ -25,6 +26,15 @@ int sf_dec_init(struct sf_dec *d, void *buf, size_t cap)
     d->cap = cap < SF_BLOCK_MAX ? cap : SF_BLOCK_MAX;
     d->state = ST_SEARCH;
     d->want = SECTOR;
+    return 0;
+}
+
+int sf_dec_set_unpack(struct sf_dec *d, void *buf, size_t cap)
+{
+    if (!buf || cap < SF_UNPACK_MEM || ((uintptr_t)buf & 7u))
+        return SF_EINVAL;
+    d->ubuf = buf;
+    d->ucap = cap;
     return 0;
 }
 
@@ -76,8 +86,8 @@ static int classify(const uint8_t *p, uint32_t b)
         uint32_t kind = (uint32_t)p[6] | (uint32_t)p[7] << 8;
         uint32_t used = (uint32_t)p[32] | (uint32_t)p[33] << 8 | (uint32_t)p[34] << 16 |
                         (uint32_t)p[35] << 24;
-        if ((kind != SF_BLOCK_FILE_HEADER && kind != SF_BLOCK_RECORDS) ||
-            used > b - SF_BLOCK_HDR)
+        if ((kind != SF_BLOCK_FILE_HEADER && kind != SF_BLOCK_RECORDS &&
+             kind != SF_BLOCK_PACKED) || used > b - SF_BLOCK_HDR)
             return SF_DEC_BAD_FIELD;
     }
     return SF_DEC_BAD_CRC;
@@ -190,6 +200,29 @@ static int layout_ok(const uint8_t *p, const struct sf_block_info *bi)
     return k == 0 && count == bi->count;
 }
 
+/* The one place compressed blocks meet the reader (docs/FORMAT.md, "Compressed record
+ * blocks"): a kind-3 block at p is unpacked into the scratch, laid out as a plain block (its
+ * 48-byte header, then the payload) so that the layout checks and the record walk that
+ * follow are the plain ones; *bi becomes that plain block's. A stream that does not unpack
+ * (or no scratch) makes the block malformed. */
+static int unpack(struct sf_dec *d, const uint8_t *p, struct sf_block_info *bi)
+{
+    uint8_t *blk;
+    uint32_t raw, cap = sf_pack_raw_max(d->block_size);
+
+    if (!d->ubuf)
+        return -1;
+    blk = d->ubuf + SF_UNPACK_DICT_MEM;
+    if (sf_unpack(p + SF_BLOCK_HDR, bi->used, bi->first_ts, blk + SF_BLOCK_HDR, cap, d->ubuf,
+                  &raw))
+        return -1;
+    memcpy(blk, p, SF_BLOCK_HDR);
+    bi->kind = SF_BLOCK_RECORDS;
+    bi->used = raw;
+    d->rb = blk;
+    return 0;
+}
+
 /* A block at pos that passed the block check: FORMAT.md checks 3 to 8. The position rule
  * (check 6): block n is accepted only with seq n, so a block with a wrong seq (a wild value,
  * a copy, a swapped block) is skipped alone and hides nothing after it; every position not
@@ -199,9 +232,10 @@ static int layout_ok(const uint8_t *p, const struct sf_block_info *bi)
 static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64_t n)
 {
     const uint8_t *p = d->buf + d->pos;
+    struct sf_block_info view = *bi;
     int reason = 0;
     int placed = (bi->kind == SF_BLOCK_FILE_HEADER) == (n == 0 && bi->seq == 0) &&
-                 (bi->kind == SF_BLOCK_RECORDS) == (n != 0 && bi->seq != 0);
+                 (bi->kind != SF_BLOCK_FILE_HEADER) == (n != 0 && bi->seq != 0);
 
     if (!d->have_file_id && placed && bi->seq == n) {
         d->file_id = bi->file_id;
@@ -212,9 +246,12 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64
         next_block(d);
         return;
     }
+    d->rb = p;
     if (!placed)
         reason = SF_DEC_MISPLACED;
-    else if (!layout_ok(p, bi))
+    else if (bi->kind == SF_BLOCK_PACKED && unpack(d, p, &view))
+        reason = SF_DEC_BAD_RECORD;
+    else if (!layout_ok(d->rb, &view))
         reason = SF_DEC_BAD_RECORD;
     else if (bi->seq != n)
         reason = SF_DEC_OUT_OF_SEQ;
@@ -231,7 +268,7 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi, uint64
     d->last_block = n;
     d->have_seq = 1;
     d->stats.blocks_ok++;
-    d->bi = *bi;
+    d->bi = view;
     d->cur_block = n;
     d->rec_off = 0;
     d->rec_n = 0;
@@ -368,7 +405,7 @@ int sf_dec_next(struct sf_dec *d, struct sf_dec_event *ev)
         }
         switch (d->state) {
         case ST_RECORDS: {
-            int r = sf_rec_next(d->buf + d->pos, &d->bi, &d->rec_off, &ev->rec);
+            int r = sf_rec_next(d->rb, &d->bi, &d->rec_off, &ev->rec);
             if (r == 1) {
                 struct sf_rec rec = ev->rec;
                 memset(ev, 0, sizeof *ev);
@@ -418,7 +455,7 @@ int sf_dec_next_block(struct sf_dec *d, struct sf_dec_block *b)
         if (d->qi < d->qn)
             return 0;                 /* events come first */
         if (d->state == ST_RECORDS) {
-            b->p = d->buf + d->pos;
+            b->p = d->rb;
             b->bi = d->bi;
             b->block = d->cur_block;
             b->off = d->rec_off;

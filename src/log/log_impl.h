@@ -28,7 +28,7 @@
 #define META_COUNT 36
 
 enum log_cut { CUT_NONE = 0, CUT_CKPT = 1, CUT_ROTATE = 2, CUT_FR_END = 3, CUT_CLOSE = 4 };
-enum log_req_kind { REQ_DATA = 0, REQ_HEADER = 1 };
+enum log_req_kind { REQ_DATA = 0, REQ_HEADER = 1, REQ_PACKED = 2 };
 
 static inline uint32_t ctr_add(const struct sf_log *lg, uint32_t c, uint32_t d)
 {
@@ -90,6 +90,20 @@ void sfl_durable_samples(struct sf_log *lg, uint64_t now, uint32_t n);
 int sfl_submit_buf(struct sf_log *lg, const void *buf, uint32_t bytes, uint32_t amount,
                    uint8_t kind, uint64_t first_ts);
 int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force);
+
+/* writer_pack.c, reached through cfg.packer (sf_log_packer) so that a program that never
+ * names it does not link it: runs is sfl_submit_runs when compression is on (the same
+ * contract), done gives a completed request's output blocks back, open checks cfg. */
+struct sfl_pack_ops {
+    int (*open)(struct sf_log *lg, uint32_t align);
+    int (*runs)(struct sf_log *lg, uint32_t limit, int force);
+    void (*done)(struct sf_log *lg, uint32_t n);
+};
+/* ring blocks up to this counter are packed (or, without compression, submitted) */
+static inline uint32_t sfl_done_upto(const struct sf_log *lg)
+{
+    return lg->pk ? lg->pk_in : lg->sub;
+}
 
 /* rotate.c */
 int sfl_first_index(struct sf_log *lg, uint32_t *index);

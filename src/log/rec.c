@@ -2,6 +2,7 @@
  * their CRC-32C, and the header block's fixed part. Nothing here trusts the medium: checks
  * return SF_ECORRUPT and never read outside the block they were given. */
 #include "streamfat/rec.h"
+#include "streamfat/block_pack.h"
 #include "rec_layout.h"
 #include "util/crc32c.h"   /* sf_crc32c again: checks it agrees with rec.h */
 #include "util/le.h"
@@ -172,8 +173,8 @@ int sf_block_check(const uint8_t *block, uint32_t len, struct sf_block_info *bi)
         return SF_ECORRUPT;
     kind = ld_le16(block + BH_KIND);
     used = ld_le32(block + BH_USED);
-    if ((kind != SF_BLOCK_FILE_HEADER && kind != SF_BLOCK_RECORDS) ||
-        used > len - SF_BLOCK_HDR)
+    if ((kind != SF_BLOCK_FILE_HEADER && kind != SF_BLOCK_RECORDS &&
+         kind != SF_BLOCK_PACKED) || used > len - SF_BLOCK_HDR)
         return SF_ECORRUPT;
     if (ld_le32(block + BH_CRC) != block_crc(block, used))
         return SF_ECORRUPT;

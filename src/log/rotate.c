@@ -18,6 +18,7 @@
  * SF_LOG_NAME_HIST are remembered). Failing that (and in every mode), give up the prepared
  * file's allocation. */
 #include "log_impl.h"
+#include "streamfat/block_pack.h"
 
 /* ---- names ---- */
 
@@ -246,6 +247,7 @@ static int put_header(struct sf_log *lg, uint64_t now)
     struct sf_file_header fh = {
         .start_ts = now, .clock = lg->cfg.clock_kind, .file_index = lg->file_index,
         .session_id = lg->cfg.session_id,
+        .features = lg->pk ? SF_FEATURE_PACKED : 0,   /* kind-3 blocks follow */
     };
     sf_file_header_put(b + SF_BLOCK_HDR, &fh);
     for (uint32_t i = 0;; i++) {

@@ -103,8 +103,10 @@ int sfl_reap(struct sf_log *lg, int wait)
         struct sf_log_req *r = &lg->req[lg->req_head];
         if (lg->cfg.clock)
             hist_add(&lg->h_dev, now - r->t_submit);
-        if (r->kind == REQ_DATA) {
-            if (lg->flags & SF_LOG_RAW) {
+        if (r->kind == REQ_DATA || r->kind == REQ_PACKED) {
+            if (r->kind == REQ_PACKED) {
+                lg->cfg.packer->done(lg, r->amount);
+            } else if (lg->flags & SF_LOG_RAW) {
                 uint32_t rel = atomic_load_explicit(&lg->rel, memory_order_relaxed);
                 atomic_store_explicit(&lg->rel, ctr_add(lg, rel, r->amount), memory_order_release);
             } else {
@@ -144,6 +146,8 @@ int sfl_drain(struct sf_log *lg)
 int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
 {
     int runs = 0, err;
+    if (lg->pk)
+        return lg->cfg.packer->runs(lg, limit, force);  /* compression: writer_pack.c */
     while (lg->sub != limit && lg->req_count < qd(lg)) {
         uint32_t avail = ctr_dist(lg, limit, lg->sub);
         uint32_t idx = ctr_index(lg, lg->sub);
@@ -474,7 +478,8 @@ int sf_log_service(struct sf_log *lg)
 uint64_t sf_log_next_deadline_ns(const struct sf_log *lg)
 {
     uint64_t now = log_now(lg), d = UINT64_MAX;
-    if (lg->taken != lg->sub && (lg->cur_open || !lg->fr))
+    if ((lg->taken != sfl_done_upto(lg) || (lg->pk && lg->pk_ready)) &&
+        (lg->cur_open || !lg->fr))
         return 0;
     if (lg->cut_kind || lg->rotate_req)
         return 0;
@@ -586,6 +591,8 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
         step = lg->req_blocks << bshift;    /* <= ring / 2 < 2^31 */
     lg->step = step;
     lg->stats.ring_size = ring;
+    if (c->packer && (err = c->packer->open(lg, align)))
+        return err;
     if (!raw) {
         for (uint32_t i = 0; i < nblk; i++) {
             uint8_t *b = lg->ring + ((size_t)i << bshift);

@@ -33,6 +33,7 @@
 #include "streamfat/sf.h"
 #include "streamfat/filebd.h"
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 #include "streamfat/rec.h"
 
 #define MAXCH 256
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
     probe = aligned_alloc(4096, 4096);
     cache = aligned_alloc(4096, 2u << 20);
     upcase = malloc(SF_UPCASE_BUF_SIZE);
-    dbuf = malloc(SF_BLOCK_MAX);
+    dbuf = malloc(SF_BLOCK_MAX + SF_UNPACK_MEM);
     if (!probe || !cache || !upcase || !dbuf)
         return 1;
     err = sf_probe(&fbd.bd, 0, probe, &type, &ss);
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
         if (windows)
             memset(seen_ch, 0, sizeof seen_ch);
         sf_dec_init(&dec, dbuf, SF_BLOCK_MAX);
+        sf_dec_set_unpack(&dec, (uint8_t *)dbuf + SF_BLOCK_MAX, SF_UNPACK_MEM);
         r.f = &f;
         while ((kind = sf_dec_read(&dec, rd_fn, &r, &ev)) != SF_DEC_END) {
             if (kind < 0) {

@@ -12,6 +12,7 @@
  *
  * Damage events go to stderr; exit 0 when the file decoded cleanly, 1 otherwise. */
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
     struct sf_dec d;
     struct sf_dec_event ev;
     FILE *f;
-    void *buf = malloc(SF_BLOCK_MAX);
+    void *buf = malloc(SF_BLOCK_MAX + SF_UNPACK_MEM);
     int k, verbose = argc == 3 && !strcmp(argv[1], "-v");
     const char *path = argv[argc - 1];
 
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
         return 1;
     }
     sf_dec_init(&d, buf, SF_BLOCK_MAX);
+    sf_dec_set_unpack(&d, (uint8_t *)buf + SF_BLOCK_MAX, SF_UNPACK_MEM);
     while ((k = sf_dec_read(&d, rd, f, &ev)) != SF_DEC_END) {
         const struct sf_rec *r = &ev.rec;
         struct sf_can c;

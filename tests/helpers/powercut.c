@@ -8,6 +8,7 @@
  *                             sectors), or kept / dropped / torn at random (no atomic sectors)
  *     --size small|large      workload size (default small)
  *     --linear                cut after every write 1..W (default)
+ *     --compress 1            log with compressed record blocks (cfg.pack_mem)
  *     --random N --seed S     cut after N random writes (seeded)
  *     --dump DIR --dump-count K   write K evenly spread post-cut images to DIR
  *                             (DIR/cut_N.img) for the independent checkers
@@ -58,6 +59,7 @@
 #include "streamfat/sf.h"
 #include "streamfat/log.h"
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 #include "streamfat/check.h"
 
 #define SS 512u
@@ -107,6 +109,9 @@ struct vfile {
 static const char *opt_fs = "exfat", *opt_policy = "keep", *opt_size = "small";
 static const char *opt_dump, *opt_verify;
 static uint64_t opt_random, opt_dump_count, opt_cut;
+static int opt_compress;                 /* --compress 1: compressed record blocks (issue 29) */
+static void *pack_mem;
+#define PACK_BLOCKS 8u
 static uint32_t opt_seed = 1;
 
 static uint64_t dev_bytes;
@@ -268,6 +273,9 @@ static struct sf_log_cfg log_cfg(struct sf_vol *v, const char *dir)
         .queue_depth = 2, .request_size = 2 * BLOCK, .clock = clk,
         .session_id = 0xC0FFEE, .channel_names = chans, .channel_count = 1,
         .work = work, .work_size = 1u << 20,
+        .packer = opt_compress ? &sf_log_packer : NULL,
+        .pack_mem = opt_compress ? pack_mem : NULL,
+        .pack_mem_size = opt_compress ? SF_LOG_PACK_MEM(BLOCK, PACK_BLOCKS) : 0,
     };
     return c;
 }
@@ -380,6 +388,9 @@ static int workload(void)
     c.pre_ns = 20 * 1000000ull;
     c.post_ns = 30 * 1000000ull;
     c.session_id = 0xF11E;
+    c.packer = NULL;                     /* --compress: not with the flight recorder (yet) */
+    c.pack_mem = NULL;
+    c.pack_mem_size = 0;
     if ((err = sf_log_open(&lg, &c)))
         return wl_err(err, __LINE__);
     for (uint32_t s = 0; s < steps2; s++) {
@@ -460,6 +471,7 @@ static int decode_one(struct sf_vol *v, const char *path, struct vfile *vf)
     if (vf->size == 0)
         return 0;                          /* prepared, never started */
     sf_dec_init(&d, dbuf, SF_BLOCK_MAX);
+    sf_dec_set_unpack(&d, (uint8_t *)dbuf + SF_BLOCK_MAX, SF_UNPACK_MEM);
     size_t off = 0;
     int skipped = 0;                       /* damage since the last frame */
     sf_dec_feed(&d, NULL, 0);
@@ -889,13 +901,15 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--dump-count")) opt_dump_count = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--verify")) opt_verify = v;
         else if (!strcmp(a, "--cut")) opt_cut = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--compress")) opt_compress = atoi(v) != 0;
         else die("unknown option");
     }
     cache = xalloc(CACHE_BYTES);
     upcase = xalloc(SF_UPCASE_BUF_SIZE);
     ring = xalloc((size_t)RING_BLOCKS * BLOCK);
     work = xalloc(1u << 20);
-    dbuf = xalloc(SF_BLOCK_MAX);
+    pack_mem = xalloc(SF_LOG_PACK_MEM(BLOCK, PACK_BLOCKS));
+    dbuf = xalloc(SF_BLOCK_MAX + SF_UNPACK_MEM);
     filebuf = xalloc(FILEBUF_BYTES);
     ovl = xalloc((size_t)OVL_SECTORS * (8 + SS));
     now_ns = 1000000000ull;

@@ -20,8 +20,9 @@ COUNT_NAMES = ["unwritten", "invalid", "foreign", "misplaced", "malformed",
                "out-of-sequence", "dirty-tail", "bad-can", "short-body", "bad-time", "truncated"]
 # FORMAT.md, Record types: the shortest body a reader uses of these types
 MIN_BODY = {4: 16, 5: 24}
-# FORMAT.md, Versioning: header features bits 32-63 are required; this reader knows none
-KNOWN_REQUIRED = 0
+# FORMAT.md, Versioning: header features bits 32-63 are required; this reader knows bit 32
+# (compressed record blocks)
+KNOWN_REQUIRED = 1 << 32
 
 
 def _crc_table():
@@ -67,12 +68,107 @@ def block_check(blk, b):
     h = header_fields(blk)
     if h["magic"] != MAGIC or h["version"] != 1 or h["block_size"] != b or not size_ok(b):
         return None
-    if h["kind"] not in (1, 2) or h["used"] > b - HDR:
+    if h["kind"] not in (1, 2, 3) or h["used"] > b - HDR:
         return None
     crc = crc32c(blk[HDR:HDR + h["used"]], crc32c(blk[0:44])) ^ 0xFFFFFFFF
     if crc != h["crc"]:
         return None
     return h
+
+
+class NoUnpack(Exception):
+    """FORMAT.md, Compressed record blocks: the stored payload does not unpack."""
+
+
+def unpack(stored, first_ts, b):
+    """The plain payload of a compressed record block's stored payload, or None."""
+    n = len(stored)
+    pos = 0
+
+    def byte():
+        nonlocal pos
+        if pos >= n:
+            raise NoUnpack
+        pos += 1
+        return stored[pos - 1]
+
+    def varint(limit):
+        v = 0
+        for i in range(10):
+            c = byte()
+            v |= (c & 0x7F) << (7 * i)
+            if not c & 0x80:
+                if v >= limit:
+                    raise NoUnpack
+                return v
+        raise NoUnpack
+
+    try:
+        if n < 8 or stored[4] != 1 or stored[5:8] != b"\0\0\0":
+            raise NoUnpack
+        raw_len = struct.unpack_from("<I", stored, 0)[0]
+        if raw_len > min(16 * (b - HDR), 2097152):
+            raise NoUnpack
+        pos = 8
+        out = bytearray()
+        prev_ts = first_ts
+        entries = []         # [channel, flags, id, len, previous data]
+        while len(out) < raw_len:
+            tag = varint(1 << 64)
+            if tag == 0:
+                if n - pos < 16:
+                    raise NoUnpack
+                length = struct.unpack_from("<H", stored, pos + 2)[0]
+                size = 16 + ((length + 7) & ~7)
+                if size > n - pos or size > raw_len - len(out):
+                    raise NoUnpack
+                out += stored[pos:pos + size]
+                prev_ts = struct.unpack_from("<Q", stored, pos + 8)[0]
+                pos += size
+                continue
+            if tag == 1:
+                if len(entries) == 512:
+                    raise NoUnpack
+                chan = byte()
+                flags = varint(1 << 32)
+                can_id = varint(1 << 32)
+                dlen = byte()
+                if dlen > 64:
+                    raise NoUnpack
+                entries.append([chan, flags, can_id, dlen, bytes(dlen)])
+                e = entries[-1]
+            else:
+                if tag - 2 >= len(entries):
+                    raise NoUnpack
+                e = entries[tag - 2]
+            chan, flags, can_id, dlen, prev = e
+            size = 16 + ((8 + dlen + 7) & ~7)
+            if size > raw_len - len(out):
+                raise NoUnpack
+            t = varint(1 << 64)
+            z = t >> 1
+            d = (z >> 1) ^ -(z & 1)
+            if t & 1:
+                d *= 1000
+            ts = (prev_ts + d) % (1 << 64)
+            data = bytearray(prev)
+            for g in range(0, dlen, 8):
+                cnt = min(8, dlen - g)
+                mask = byte()
+                if mask >> cnt:
+                    raise NoUnpack
+                for i in range(cnt):
+                    if mask >> i & 1:
+                        data[g + i] = byte()
+            rec = struct.pack("<BBHIQIB3x", 1, chan, 8 + dlen, flags, ts, can_id, dlen) + data
+            out += rec + bytes(size - len(rec))
+            e[4] = bytes(data)
+            prev_ts = ts
+        if len(out) != raw_len or pos != n:
+            raise NoUnpack
+        return bytes(out)
+    except NoUnpack:
+        return None
 
 
 def walk_records(blk, h):
@@ -175,7 +271,7 @@ def read_log(data):
             continue
         head_ok = n == 0 and h["seq"] == 0
         rec_ok = n != 0 and h["seq"] != 0
-        placed = not ((h["kind"] == 1 and not head_ok) or (h["kind"] == 2 and not rec_ok))
+        placed = not ((h["kind"] == 1 and not head_ok) or (h["kind"] != 1 and not rec_ok))
         if file_id is None and placed and h["seq"] == n:
             file_id = h["file_id"]
         if file_id is not None and h["file_id"] != file_id:   # check 3
@@ -184,7 +280,12 @@ def read_log(data):
         if not placed:
             counts["misplaced"] += 1                  # check 4
             continue
-        recs = walk_records(blk, h)                   # check 5
+        if h["kind"] == 3:                            # check 5: unpack first
+            raw = unpack(blk[HDR:HDR + h["used"]], h["first_ts"], B)
+            recs = None if raw is None else \
+                walk_records(blk[:HDR] + raw, dict(h, kind=2, used=len(raw)))
+        else:
+            recs = walk_records(blk, h)               # check 5
         if recs is None:
             counts["malformed"] += 1
             continue

@@ -45,7 +45,7 @@ check_line() {  # TARGET FILE SECONDS -> 0 ok, 1 short (message on stdout)
     [[ -n $cpu_rate && $cpu_rate -ge $min_rate ]] ||
         { echo "$1: ${cpu_rate:-?} executions per CPU-second, below $min_rate"; return 1; }
 }
-for t in fuzz_mount fuzz_decode fuzz_candump fuzz_blf fuzz_asc fuzz_mf4 fuzz_proto; do
+for t in fuzz_mount fuzz_decode fuzz_unpack fuzz_candump fuzz_blf fuzz_asc fuzz_mf4 fuzz_proto; do
     why=$(check_line "$t" "$out" "$secs") && continue
     log "$why: once more, alone, for $((3 * secs)) s"
     FUZZ_BUILD="$SF_BUILD/fuzz" FUZZ_SECONDS=$((3 * secs)) FUZZ_CORPUS="$WORK/corpus" SEEDS_QUICK=1 \

@@ -172,7 +172,7 @@ def no_repeats(pairs):
     assert len(names) == len(set(names)), "a key twice: %s" % sorted(k for k in names if names.count(k) > 1)
     return dict(pairs)
 keys = set(json.load(open(sys.argv[1]), object_pairs_hook=no_repeats)["properties"])
-opts = set(re.findall(r'\{ "([a-z0-9-]+)", (?:required|no)_argument', open(sys.argv[2]).read()))
+opts = set(re.findall(r'\{ "([a-z0-9-]+)", (?:required|no|optional)_argument', open(sys.argv[2]).read()))
 opts -= {"config", "print-config", "help"}
 opts |= {"partition", "target"}
 assert keys == opts, (keys ^ opts)

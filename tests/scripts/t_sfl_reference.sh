@@ -17,7 +17,10 @@
 #     kind/seq/count/first_ts changes with the CRC re-sealed, foreign and zeroed blocks,
 #     dirty tails, garbage, invalid CAN flags), SF_SEED (default 1), 32 variants (SF_LONG=1:
 #     400); in each, every block unchanged at its place must come back (the position rule,
-#     sfl_damage.py --check).
+#     sfl_damage.py --check); every fourth on a compressed log (log --compress);
+#   - compressed record blocks (issue 29): gen:can with rotation, the FD mix and a J1939 mix
+#     from stdin (bench/can_mix.py) at 512-byte blocks, and a packed stream damaged under a
+#     good CRC (malformed 1 in both readers).
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 . "$SF_SRC/tests/scripts/loglib.sh"
@@ -249,6 +252,42 @@ idx = [pos[l] for l in open(sys.argv[2])]
 sys.exit(0 if idx == sorted(idx) else 1)
 PY
 
+# ---- compressed record blocks (issue 29): log --compress ------------------------------------
+log "compressed: gen:can, 2 channels, 4 KiB blocks, rotation; the FD mix from stdin"
+newimg
+log_json "$WORK/c.json" --compress --source gen:can,channels=2 --max-records 20000 --chunk 4K --split-size 64K "$IMG" || fail "gen:can --compress failed"
+jcheck "$WORK/c.json" 'j["files"] >= 2'
+every_log "$IMG" compressed
+sf_ok cat "$IMG" "$(sf_ok ls -R "$IMG" | grep -i '\.SFL$' | head -n1)" >"$WORK/cbase.SFL"
+python3 - "$WORK/cbase.SFL" <<'PY' || fail "compressed: no kind-3 block or no feature bit 32"
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+kinds = {struct.unpack_from("<H", d, o + 6)[0] for o in range(0, len(d), 4096)}
+feat = struct.unpack_from("<Q", d, 48 + 24)[0]
+sys.exit(0 if 3 in kinds and feat == 1 << 32 else 1)
+PY
+newimg
+timeout 60 python3 "$SF_SRC/bench/can_mix.py" fd 2 >"$WORK/fd.log" </dev/null
+sf_ok log --compress --source stdin "$IMG" <"$WORK/fd.log" 2>/dev/null
+every_log "$IMG" compressed-fd
+newimg
+timeout 60 python3 "$SF_SRC/bench/can_mix.py" j1939 2 >"$WORK/j.log" </dev/null
+sf_ok log --compress --chunk 512 --source stdin "$IMG" <"$WORK/j.log" 2>/dev/null
+every_log "$IMG" compressed-j1939-512
+log "compressed: a packed stream damaged under a good CRC is malformed in both readers"
+python3 - "$WORK/cbase.SFL" "$WORK/cbad.SFL" <<'PY'
+import struct, sys
+sys.path.insert(0, __import__("os").environ["SF_SRC"] + "/tests/scripts")
+from sfl_damage import reseal
+d = bytearray(open(sys.argv[1], "rb").read())
+o = 4096                                   # block 1: compressed
+assert struct.unpack_from("<H", d, o + 6)[0] == 3
+d[o + 48 + 8] = 0x7F                       # its first tag: an entry that does not exist
+reseal(d, o)
+open(sys.argv[2], "wb").write(d)
+PY
+compare "$WORK/cbad.SFL" "compressed, bad stream" "damaged: malformed 1"
+
 # ---- seeded damage ----------------------------------------------------------------------
 log "seeded damage: seed $SEED, $VARIANTS variants of a 4 KiB and a 512-byte log"
 declare -A verdicts=()
@@ -256,6 +295,7 @@ for ((i = 0; i < VARIANTS; i++)); do
     s=$((SEED * 100000 + i))
     base=$WORK/base.SFL other=$WORK/other.SFL
     ((i % 2)) && base=$WORK/base512.SFL other=$WORK/other512.SFL
+    ((i % 4 == 2)) && base=$WORK/cbase.SFL            # compressed blocks (issue 29)
     what=$(python3 "$DMG" "$s" "$base" "$other" "$WORK/dmg.SFL" </dev/null) ||
         fail "sfl_damage.py seed $s failed"
     compare "$WORK/dmg.SFL" "seed $s ($what)"

@@ -1094,7 +1094,8 @@ static void test_flag_rules(void)
 
     CHECK_EQ(sf_file_features_refused(0), -1);
     CHECK_EQ(sf_file_features_refused(0xFFFFFFFFull), -1);      /* compatible: read */
-    CHECK_EQ(sf_file_features_refused(1ull << 32), 32);
+    CHECK_EQ(sf_file_features_refused(1ull << 32), -1);         /* compressed blocks: known */
+    CHECK_EQ(sf_file_features_refused(1ull << 41), 41);
     CHECK_EQ(sf_file_features_refused(1ull << 63 | 1ull << 40 | 5), 40);
     h.features = 0x8000000000000001ull;
     sf_file_header_put(pl, &h);

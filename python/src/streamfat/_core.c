@@ -26,6 +26,7 @@
 #include "streamfat/vol.h"
 #include "streamfat/rec.h"
 #include "streamfat/decode.h"
+#include "streamfat/block_pack.h"
 
 static PyObject *NotAVolumeError;   /* set from streamfat/__init__.py's classes */
 
@@ -594,12 +595,13 @@ static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kw)
     memset((char *)self + offsetof(DecoderObject, dec), 0,
            sizeof *self - offsetof(DecoderObject, dec));
     self->batch = batch;
-    self->buf = malloc(DEC_BUF);
+    self->buf = malloc(DEC_BUF + SF_UNPACK_MEM);   /* + compressed blocks */
     if (!self->buf) {
         PyErr_NoMemory();
         return -1;
     }
     sf_dec_init(&self->dec, self->buf, DEC_BUF);
+    sf_dec_set_unpack(&self->dec, self->buf + DEC_BUF, SF_UNPACK_MEM);
     if (gbuf_put(&self->c_off, &zero, 4) || gbuf_put(&self->o_off, &zero, 4)) {
         PyErr_NoMemory();
         return -1;
