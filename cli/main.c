@@ -202,23 +202,6 @@ void cli_err(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int cli_parse_uint(const char *s, uint64_t max, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        if (v > (max - (uint64_t)(*s - '0')) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return 0;
-}
-
 sf_time_ms cli_clock(void *ctx)
 {
     struct timespec ts;

@@ -69,6 +69,7 @@ PUBLIC_LAYER = {
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tx_schedule.h": "log", # the transmit schedule (src/log/tx_schedule.c)
     "poll.h": "log",        # the poll client (src/log/poll.c) on the reassembly
+    "block_pack.h": "rec",  # compressed record blocks (src/log/block_pack.c): the decoder unpacks
     "tiny.h": "tiny",       # the tiny logger (src/tiny/)
     "proto.h": "proto",     # reassembly across frames (src/proto/)
     "diag.h": "proto",      # UDS, OBD-II, DM1 decoders on top of it (src/proto/)
@@ -80,6 +81,7 @@ FILE_LAYER = {
     "src/log/rec.c": "rec",
     "src/log/rec_layout.h": "rec",
     "src/log/decode.c": "rec",
+    "src/log/block_pack.c": "rec",  # the unpacker goes with the decoder (SF_LOG off too)
 }
 
 # Which layers a file of each layer may include (its own among them).

@@ -201,3 +201,24 @@ char *units_format_size(uint64_t bytes, char *buf, unsigned n)
         snprintf(buf, n, "%.1f %s", (double)bytes / (double)unit, names[u]);
     return buf;
 }
+
+/* cli.h: a non-negative decimal integer no larger than max. v * 10 + d <= max is
+ * v <= (max - d) / 10, which needs d <= max first: with max 1, "2" passed when
+ * max - d wrapped around. */
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (*s == '\0')
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        uint64_t d = (uint64_t)(*s - '0');
+        if (d > max || v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}

@@ -26,4 +26,7 @@ int units_parse_duration(const char *s, uint64_t *ns, const char **why);
  * Writes at most n bytes (n >= 16 is always enough); returns buf. */
 char *units_format_size(uint64_t bytes, char *buf, unsigned n);
 
+/* Defined here, declared in cli.h (every command has it): a plain count. */
+int cli_parse_uint(const char *s, uint64_t max, uint64_t *out);
+
 #endif

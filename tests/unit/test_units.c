@@ -162,5 +162,23 @@ int main(void)
     CHECK(strcmp(units_format_size(Gi + Gi / 2, buf, sizeof buf), "1.5 GiB") == 0);
     CHECK(strcmp(units_format_size(UINT64_MAX, buf, sizeof buf), "16.0 EiB") == 0);
 
+    /* Plain counts (cli_parse_uint): the bound holds for every digit, also one above max
+     * (with max 1, "2" was taken: max - 2 wrapped around) */
+    uint64_t n = 0xDEAD;
+    CHECK(cli_parse_uint("2", 1, &n) == -1 && n == 0xDEAD);
+    CHECK(cli_parse_uint("9", 8, &n) == -1 && n == 0xDEAD);
+    CHECK(cli_parse_uint("1", 0, &n) == -1 && n == 0xDEAD);
+    CHECK(cli_parse_uint("0", 0, &n) == 0 && n == 0);
+    CHECK(cli_parse_uint("1", 1, &n) == 0 && n == 1);
+    CHECK(cli_parse_uint("10", 9, &n) == -1);
+    CHECK(cli_parse_uint("9", 9, &n) == 0 && n == 9);
+    CHECK(cli_parse_uint("255", 255, &n) == 0 && n == 255);
+    CHECK(cli_parse_uint("256", 255, &n) == -1);
+    CHECK(cli_parse_uint("18446744073709551615", UINT64_MAX, &n) == 0 && n == UINT64_MAX);
+    CHECK(cli_parse_uint("18446744073709551616", UINT64_MAX, &n) == -1);
+    CHECK(cli_parse_uint("", 10, &n) == -1);
+    CHECK(cli_parse_uint("1a", 10, &n) == -1);
+    CHECK(cli_parse_uint("-1", 10, &n) == -1);
+
     TEST_END();
 }
