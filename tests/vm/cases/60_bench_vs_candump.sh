@@ -4,10 +4,10 @@
 # traffic (user + system clock ticks from /proc/PID/stat, 100 a second, read just before
 # cangen starts and once both are idle again), so the logger's start (mkfs) and stop
 # (close) are not counted, nor candump's. Verdicts: streamfat log lost none (exit 0), and
-# its CPU per frame is within BENCH_MARGIN_PCT of candump's (the same traffic at the same
+# its CPU per frame is at most BENCH_MARGIN_PCT % of candump's (the same traffic at the same
 # moment in the same guest: a ratio, not a speed; before issue 27's batching it was 5x).
 N=20000
-BENCH_MARGIN_PCT=150
+BENCH_MARGIN_PCT=200
 # stat_ticks PID: "user system" clock ticks of a live process
 stat_ticks() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
 mkdir cd
