@@ -11,8 +11,11 @@
  *    DROP record with SF_DROP_SOURCE on the interface's channel, between the times of the
  *    frames around the loss; the count at the end from SO_MEMINFO. The receive buffer is
  *    sized (SO_RCVBUFFORCE as root) so that this stays rare;
- *  - an interface going down: ENETDOWN from recvmsg; an ANNOTATION record on its
- *    channel, and another when it is up again (the socket stays bound; frames resume). */
+ *  - an interface going down: ENETDOWN from the receive; an ANNOTATION record on its
+ *    channel, and another when it is up again (the socket stays bound; frames resume).
+ * Reading costs one system call per wake-up, not per frame: recvmmsg batches with
+ * per-message control messages (src_recv_batch), and on a busy bus a short wait between
+ * batches so that frames gather (docs/BENCHMARKS.md, capture against candump -l). */
 #include "source_int.h"
 #include "cli.h"
 
