@@ -17,7 +17,7 @@
 # Environment: SF_BUILD (default build/), BENCH_TMP (where images go; default /tmp, the
 # repository's disk here), BENCH_SIZE (default 4G), BENCH_IMG (image size, default 8G),
 # BENCH_ROUNDS (default 3), BENCH_FS (default "exfat fat32": the volumes of section 1),
-# BENCH_SKIP="peers trace cpu mount throughput log logcpu fscost" to leave sections out,
+# BENCH_SKIP="peers trace cpu mount throughput log logcpu fscost proto" to leave sections out,
 # BENCH_MKFS_OPTS (extra mkfs options for section 1's volumes, e.g. "--sector-size 4096" for
 # images on tmpfs, whose O_DIRECT wants page-aligned offsets). Needs root for the
 # loop device (exfat-fuse peer); about 15-20 minutes on a 250 MB/s disk.
@@ -232,6 +232,16 @@ fi
 # ---- 8. the plain file API against FatFs (callgrind: instructions and device requests) -----
 if [[ $SKIP != *" fscost "* ]] && command -v valgrind >/dev/null; then
     SF_BUILD=$BUILD bash "$SRC/bench/fs_cost.sh" | tee -a "$MD" >/dev/null || echo "bench: fs_cost failed" >&2
+fi
+
+# ---- 9. reassembly from Python against the Python reference stacks (docs/BENCHMARKS.md,
+#         "Reassembly from Python"): needs build/pyenv with streamfat installed -------------
+PYB=${SF_PYENV:-$SRC/build/pyenv}/bin/python
+if [[ $SKIP != *" proto "* ]] && [[ -x $PYB ]] && "$PYB" -c 'import streamfat._proto, isotp, j1939' 2>/dev/null; then
+    { echo "## Reassembly from Python"; echo '```';
+      SF=$SF PROTO_BENCH=$BUILD/tests/proto_bench nice "$PYB" "$SRC/bench/proto_python_bench.py" \
+          "$TMP/proto" 20000000 200000; echo '```'; } | tee -a "$MD" >/dev/null ||
+        echo "bench: proto_python_bench failed" >&2
 fi
 
 echo "bench: results in $OUT (summary.md, raw.csv)" >&2

@@ -1,4 +1,4 @@
-/* libFuzzer target: the reassembly across frames (src/proto/: ISO-TP, J1939 TP, NMEA 2000
+/* libFuzzer target: the reassembly across frames (src/proto/: ISO-TP, J1939 TP and ETP, NMEA 2000
  * fast packets) on arbitrary frame sequences.
  *
  * Input: a control byte, then frames of (1 byte: id choice and flags, 1 byte: time step in
@@ -6,7 +6,7 @@
  * (1..8 sessions, an arena of 0..4 KiB) and short timers, so that running out of slots,
  * of arena and of time is reached as often as whole messages. Ids are drawn from the ones
  * each protocol takes (OBD-II/UDS, normal fixed, a named extended and mixed pair, TP.CM,
- * TP.DT, a fast-packet PGN) or taken raw from the next 4 bytes.
+ * TP.DT, ETP.CM, ETP.DT, a fast-packet PGN) or taken raw from the next 4 bytes.
  *
  * Invariants checked beyond the sanitizers: every message keeps length <= declared within
  * its protocol's limit, a whole message has length == declared, times do not run backwards
@@ -23,7 +23,9 @@
 
 static const uint32_t ids[] = {0x7DF, 0x7E0, 0x7E8, 0x18DB33F1, 0x18DA10F1, 0x18DAF110,
                                0x6F1, 0x612, 0x18CE10F1, 0x1CECFF00, 0x1CEBFF00, 0x1CEC21F9,
-                               0x1CEB21F9, 0x1CECF921, 0x0DF80523, 0x100};
+                               0x1CEB21F9, 0x1CECF921, 0x0DF80523, 0x100,
+                               0x18C84225, 0x18C74225, 0x18C82542};   /* ETP.CM, .DT, back */
+#define NIDS (sizeof ids / sizeof ids[0])
 static const struct sf_isotp_pair pairs[] = {
     {0x6F1, 0x612, 0, SF_ISOTP_EXTENDED, SF_PROTO_ANY_CHANNEL},
     {0x18CE10F1, 0x18CEF110, 1, SF_ISOTP_MIXED, SF_PROTO_ANY_CHANNEL},
@@ -84,7 +86,8 @@ static uint64_t take(struct sf_proto *p)
         if (m.event == SF_PROTO_EV_MESSAGE && m.status == SF_MSG_OK)
             check(m.length == m.declared);
         if (m.proto == SF_PROTO_J1939)
-            check(m.declared >= 9 && m.declared <= SF_J1939_TP_MAX);
+            check(m.declared >= 9 && m.declared <= 7u * 0xFFFFFFu &&
+                  (m.declared <= SF_J1939_TP_MAX || (m.id >> 16 & 0x3FFu) == 0xC8));
         if (m.proto == SF_PROTO_FAST)
             check(m.declared >= 1 && m.declared <= SF_FAST_MAX);
         decode(m.payload, m.length);
@@ -124,8 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t sel = data[i], step = data[i + 1], len = data[i + 2] % 65u;
         i += 3;
         uint32_t id;
-        if ((sel & 0x1F) < 16) {
-            id = ids[sel & 0x0F];
+        if ((sel & 0x1Fu) < NIDS) {
+            id = ids[sel & 0x1F];
         } else {
             if (i + 4 > size)
                 break;

@@ -255,9 +255,15 @@ rts = fr(11, 1, [16, 20, 0, 3, 2, 0, 0xD9, 0]) + fr(13, 1, [17, 2, 1, 0xFF, 0xFF
     fr(12, 1, [1] + [1] * 7) + fr(12, 1, [2] + [2] * 7) + \
     fr(13, 1, [17, 1, 3, 0xFF, 0xFF, 0, 0xD9, 0]) + fr(12, 1, [3] + [3] * 7)
 fast = fr(14, 1, [0x40, 20] + [1] * 6) + fr(14, 1, [0x41] + [2] * 7) + fr(14, 1, [0x42] + [3] * 7)
+# ETP of 1,786 bytes as Linux sends it: RTS, CTS, DPO, 255 ETP.DT, CTS, DPO, 1 ETP.DT
+etp = fr(16, 1, [20, 0xFA, 6, 0, 0, 0, 0xEF, 0]) + fr(18, 1, [21, 255, 1, 0, 0, 0, 0xEF, 0]) + \
+    fr(16, 1, [22, 255, 0, 0, 0, 0, 0xEF, 0]) + \
+    b"".join(fr(17, 1, [k] + [k] * 7) for k in range(1, 256)) + \
+    fr(18, 1, [21, 1, 0, 1, 0, 0, 0xEF, 0]) + fr(16, 1, [22, 1, 255, 0, 0, 0, 0xEF, 0]) + \
+    fr(17, 1, [1] + [9] * 7)
 for name, body in (("isotp", isotp), ("bam", bam), ("rts", rts), ("fast", fast),
-                   ("all", isotp + bam + rts + fast)):
-    for ctl in (0x07, 0x5F):
+                   ("etp", etp), ("all", isotp + bam + rts + fast)):
+    for ctl in ((0x1F, 0x5F) if name == "etp" else (0x07, 0x5F)):
         with open(os.path.join(d, "%s-%02x" % (name, ctl)), "wb") as fh:
             fh.write(bytes([ctl]) + body)
 PY

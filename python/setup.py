@@ -59,4 +59,15 @@ dbc_ext = Extension(
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wno-unused-parameter"],
 )
 
-setup(ext_modules=[ext, dbc_ext])
+# What spans frames (streamfat.messages): the library's reassembly and decoders (src/proto/,
+# part of the core above too) under a module of their own, so _core stays the log reader.
+proto_ext = Extension(
+    "streamfat._proto",
+    sources=[os.path.join("src", "streamfat", "_proto.c")] +
+    [f for f in sources() if os.sep + "proto" + os.sep in f],
+    include_dirs=ext.include_dirs,
+    define_macros=[("_GNU_SOURCE", None)],
+    extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wno-unused-parameter"],
+)
+
+setup(ext_modules=[ext, dbc_ext, proto_ext])

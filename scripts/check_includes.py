@@ -68,6 +68,7 @@ PUBLIC_LAYER = {
     "log.h": "log",         # the logger
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tx_schedule.h": "log", # the transmit schedule (src/log/tx_schedule.c)
+    "poll.h": "log",        # the poll client (src/log/poll.c) on the reassembly
     "tiny.h": "tiny",       # the tiny logger (src/tiny/)
     "proto.h": "proto",     # reassembly across frames (src/proto/)
     "diag.h": "proto",      # UDS, OBD-II, DM1 decoders on top of it (src/proto/)

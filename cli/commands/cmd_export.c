@@ -64,15 +64,17 @@ static const char export_help[] =
 "            Into a pipe or a file opened with >> it is built in $TMPDIR first\n"
 "  messages  what spans frames, reassembled (docs/DECODE.md): ISO-TP (the OBD-II and UDS\n"
 "            ids 0x7DF, 0x7E0-0x7EF, 0x18DA/0x18DB by themselves, other pairs with\n"
-"            --isotp-pair), J1939 transport (BAM, RTS/CTS), NMEA 2000 fast packets\n"
-"            (--fast-pgn); one JSON object a line: protocol, status, ids, times (ns),\n"
-"            length, data hex; broken messages with what arrived and their status\n"
+"            --isotp-pair), J1939 transport (BAM, RTS/CTS, ETP), NMEA 2000 fast\n"
+"            packets (--fast-pgn); one JSON object a line: protocol, status, ids,\n"
+"            times (ns), length, data hex; broken messages with what arrived and\n"
+"            their status\n"
+"  messages-csv  the same fields as CSV under a header line (null: an empty field)\n"
 "  uds       the UDS (ISO 14229) messages among the ISO-TP ones, decoded: service,\n"
 "            positive / negative (NRC by name), sub-function, DID and data, DTCs with\n"
 "            status (ReadDTCInformation), the request's time for a response\n"
 "  obd       the OBD-II (SAE J1979) answers: mode 01/02 PIDs as values with units,\n"
 "            supported-PID lists, mode 03/07/0A DTCs (P0301), mode 09 VIN\n"
-"  j1939     J1939 messages (single frames and BAM / RTS-CTS reassembled) with PGN,\n"
+"  j1939     J1939 messages (single frames; BAM, RTS-CTS, ETP reassembled) with PGN,\n"
 "            priority, source and destination; DM1 / DM2 lamps and DTCs (SPN, FMI, OC)\n"
 "            uds, obd, j1939: one JSON object a line (docs/EXPORT.md, docs/DECODE.md)\n"
 "  Records a format has no form for are skipped and counted on standard error.\n"
@@ -84,7 +86,7 @@ static const char export_help[] =
 "\n"
 "OPTIONS\n"
 "  -f, --format FMT    candump (the default), asc, blf, csv, csv-wide, raw, mf4,\n"
-"                      messages, uds, obd or j1939\n"
+"                      messages, messages-csv, uds, obd or j1939\n"
 "  -o, --output OUT    write to OUT instead of standard output\n"
 "  --all               export every log on TARGET into the directory DIR\n"
 "  --channel CH        only channel CH: a number (0..255) or its name (can0); repeatable\n"
@@ -102,10 +104,10 @@ static const char export_help[] =
 "  --mf4-compress N    MF4 data: 0 plain DT blocks, 1..9 zlib level of transposed DZ\n"
 "                      blocks (default 1)\n"
 "  --isotp-pair A:B[:ext|:mixed]\n"
-"                      messages, uds, obd: ISO-TP on hex ids A and B (data on one, its flow\n"
-"                      control on the other; 29-bit when one is above 7FF); ext, mixed:\n"
-"                      the first data byte is an address; repeatable\n"
-"  --fast-pgn PGN      messages: NMEA 2000 fast packets of PGN; repeatable\n"
+"                      messages(-csv), uds, obd: ISO-TP on hex ids A and B (data on one,\n"
+"                      its flow control on the other; 29-bit when one is above 7FF); ext,\n"
+"                      mixed: the first data byte is an address; repeatable\n"
+"  --fast-pgn PGN      messages(-csv): NMEA 2000 fast packets of PGN; repeatable\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -145,7 +147,8 @@ static const struct option longopts[] = {
 
 static const struct export_writer *const writers[] = {
     &export_candump, &export_asc, &export_blf, &export_csv, &export_csv_wide, &export_raw,
-    &export_mf4, &export_messages, &export_uds, &export_obd, &export_j1939,
+    &export_mf4, &export_messages, &export_messages_csv, &export_uds, &export_obd,
+    &export_j1939,
 };
 
 /* --isotp-pair A:B[:ext|:mixed]: hex ids, 29-bit when either is above 0x7FF. */
@@ -537,7 +540,8 @@ int cmd_export(int argc, char **argv)
                     break;
             if (i == sizeof writers / sizeof writers[0])
                 return cli_usage("unknown format '%s' (known: candump, asc, blf, csv, "
-                                 "csv-wide, raw, mf4, messages, uds, obd, j1939)", optarg);
+                                 "csv-wide, raw, mf4, messages, messages-csv, uds, obd, "
+                                 "j1939)", optarg);
             o.w = writers[i];
             break;
         }
@@ -606,10 +610,12 @@ int cmd_export(int argc, char **argv)
     }
     if (c < 0)
         return cl.status;
-    if (o.npgns && o.w != &export_messages)
-        return cli_usage("--fast-pgn applies to --format messages only");
-    if (o.npairs && o.w != &export_messages && o.w != &export_uds && o.w != &export_obd)
-        return cli_usage("--isotp-pair applies to --format messages, uds and obd only");
+    int msgs = o.w == &export_messages || o.w == &export_messages_csv;
+    if (o.npgns && !msgs)
+        return cli_usage("--fast-pgn applies to --format messages and messages-csv only");
+    if (o.npairs && !msgs && o.w != &export_uds && o.w != &export_obd)
+        return cli_usage("--isotp-pair applies to --format messages, messages-csv, uds and "
+                         "obd only");
     partition = cl.partition;
     if (o.relative && (o.w->has_start || o.w == &export_mf4))
         return cli_usage("--relative does not apply to %s: its times always count from the "

@@ -159,7 +159,24 @@ static const char help[] =
 "                       DELAY after the start; repeatable, up to 256 per interface. Each\n"
 "                       sent frame is logged from the kernel's echo with the TX flag and\n"
 "                       the time the driver confirmed it. IFACE must be one of can:'s.\n"
+"                       PERIOD 'on:can:ID/MASK' (the condition of --trigger can:): once\n"
+"                       each time a received frame matches, DELAY after it\n"
 "                       Nothing is ever sent without --send\n"
+"  --poll obd:PID[,PID...]@PERIOD@IFACE  can: ask OBD-II mode 01 PIDs (2 hex digits;\n"
+"                       4 give the mode: 0902 is the VIN) every PERIOD on the functional\n"
+"                       id 7DF (obd:18DB33F1:PIDS for 29-bit), answers from 7E8-7EF\n"
+"                       (18DAF1xx); repeatable\n"
+"  --poll uds:TXID/RXID:DID[,DID...]@PERIOD@IFACE  can: UDS ReadDataByIdentifier (22)\n"
+"                       of each DID (4 hex digits, or 22 and 4) from TXID, answers on\n"
+"                       RXID (8 hex digits: 29-bit). The items of a poll go one after\n"
+"                       another, the first every PERIOD; multi-frame answers get ISO-TP\n"
+"                       flow control. Requests and answers are logged like any frame;\n"
+"                       each poll's answers, timeouts, negative and late answers are in\n"
+"                       the statistics\n"
+"  --poll-timeout DURATION  how long an answer may take (default 100ms; 0x7F..78\n"
+"                       response pending gives 5s more)\n"
+"  --poll-bs N          flow control block size (default 0: no limit)\n"
+"  --poll-stmin DURATION  flow control STmin (default 0; 100us-900us or 1ms-127ms)\n"
 "  --listen-only IFACE[,IFACE...]  can: these interfaces must be in listen-only mode\n"
 "                       (the logger checks, and refuses to start with the ip command to\n"
 "                       run when they are not); --send on them is refused\n"
@@ -195,6 +212,7 @@ enum {
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
     OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
     OPT_CAN_RCVBUF, OPT_CAN_ERRORS, OPT_SEND, OPT_LISTEN_ONLY,
+    OPT_POLL, OPT_POLL_TIMEOUT, OPT_POLL_BS, OPT_POLL_STMIN,
 };
 
 static const struct option longopts[] = {
@@ -225,6 +243,10 @@ static const struct option longopts[] = {
     { "can-errors", required_argument, NULL, OPT_CAN_ERRORS },
     { "send", required_argument, NULL, OPT_SEND },
     { "listen-only", required_argument, NULL, OPT_LISTEN_ONLY },
+    { "poll", required_argument, NULL, OPT_POLL },
+    { "poll-timeout", required_argument, NULL, OPT_POLL_TIMEOUT },
+    { "poll-bs", required_argument, NULL, OPT_POLL_BS },
+    { "poll-stmin", required_argument, NULL, OPT_POLL_STMIN },
     { "measure", no_argument, NULL, OPT_MEASURE },
     { "json", no_argument, NULL, OPT_JSON },
     { "no-direct", no_argument, NULL, OPT_NO_DIRECT },
@@ -406,6 +428,7 @@ static int parse_duration_opt(const char *opt, const char *s, uint64_t *out)
 
 static int print_config;            /* --print-config */
 static const char **send_specs;     /* --send values (argv's strings) */
+static const char **poll_specs;     /* --poll values (argv's strings) */
 static const char **listen_names;   /* --listen-only names (malloc'd; live until exit) */
 
 /* Appends v to a growing list: 0, or -1 after saying out of memory. */
@@ -576,6 +599,32 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             if (add_string(&send_specs, &a->so.nsend, optarg))
                 return CLI_ERR;
             a->so.send = send_specs;
+            break;
+        case OPT_POLL:
+            if (add_string(&poll_specs, &a->so.npoll, optarg))
+                return CLI_ERR;
+            a->so.poll = poll_specs;
+            break;
+        case OPT_POLL_TIMEOUT:
+            rc = parse_duration_opt("--poll-timeout", optarg, &a->so.poll_timeout_ns);
+            if (!rc && (a->so.poll_timeout_ns < UINT64_C(1000000) ||
+                        a->so.poll_timeout_ns > UINT64_C(60000000000)))
+                return cli_usage("--poll-timeout must be from 1ms to 60s");
+            break;
+        case OPT_POLL_BS: {
+            char *end;
+            unsigned long bsv;
+            errno = 0;
+            bsv = strtoul(optarg, &end, 10);
+            if (errno || end == optarg || *end || bsv > 255 || optarg[0] == '-')
+                return cli_usage("--poll-bs must be from 0 to 255 (0: no limit)");
+            a->so.poll_bs = (unsigned)bsv;
+            break;
+        }
+        case OPT_POLL_STMIN:
+            rc = parse_duration_opt("--poll-stmin", optarg, &a->so.poll_stmin_ns);
+            if (!rc && a->so.poll_stmin_ns > UINT64_C(127000000))
+                return cli_usage("--poll-stmin must be from 0 to 127ms");
             break;
         case OPT_LISTEN_ONLY:
             for (const char *p = optarg; *p;) {

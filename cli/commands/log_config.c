@@ -16,7 +16,7 @@
 #include "cli.h"
 
 static const char *const repeatable[] = { "filter", "trigger", "prescale", "signal", "send",
-                                          NULL };
+                                          "poll", NULL };
 
 static int is_repeatable(const char *name)
 {
@@ -202,6 +202,12 @@ int log_config_merge(int argc, char **argv, const struct option *lo, int *out_ar
     const char *target = NULL;
     for (const cJSON *j = root->child; j; j = j->next) {
         const char *key = j->string;
+        /* cJSON keeps both of a repeated key; which one would win is nobody's guess */
+        for (const cJSON *k = root->child; k != j; k = k->next)
+            if (!strcmp(k->string, key)) {
+                cli_usage("--config %s: key '%s' given twice", config, key);
+                goto out;
+            }
         if (!strcmp(key, "target")) {
             if (!cJSON_IsString(j)) {
                 cli_usage("--config %s: key 'target' must be a string", config);

@@ -198,6 +198,30 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
             json_kv_u64(out, &first, "sends_failed", ss->tx_failed);
             json_kv_u64(out, &first, "sends_skipped", ss->tx_skipped);
         }
+        if (ss->npolls) {
+            /* --poll: each poll's counters (include/streamfat/poll.h), in --poll order */
+            fputs(", \"polls\": [", out);
+            for (unsigned i = 0; i < ss->npolls; i++) {
+                const struct sf_poll_stats *p = &ss->poll[i];
+                int f2 = 1;
+                fputs(i ? ", {" : "{", out);
+                json_kv_str(out, &f2, "poll", a->so.poll[i]);
+                json_kv_u64(out, &f2, "requests", p->requests);
+                json_kv_u64(out, &f2, "answers", p->answers);
+                json_kv_u64(out, &f2, "multi_frame", p->multi_frame);
+                json_kv_u64(out, &f2, "negative", p->negative);
+                json_kv_u64(out, &f2, "pending", p->pending);
+                json_kv_u64(out, &f2, "timeouts", p->timeouts);
+                json_kv_u64(out, &f2, "late", p->late);
+                json_kv_u64(out, &f2, "broken", p->broken);
+                json_kv_u64(out, &f2, "overflow", p->overflow);
+                json_kv_u64(out, &f2, "flow_controls", p->flow_controls);
+                json_kv_u64(out, &f2, "skipped", p->skipped);
+                json_kv_u64(out, &f2, "failed", p->failed);
+                fputc('}', out);
+            }
+            fputc(']', out);
+        }
         json_kv_u64(out, &first, "bad_input", ss->bad_input);
         json_kv_u64(out, &first, "source_waits", ss->waits);
         json_kv_u64(out, &first, "rules_fired", ss->rules_fired);
@@ -261,6 +285,16 @@ void log_report(const struct log_args *a, struct writer *w, const struct src_sta
         fprintf(stderr, "%s: --send: %" PRIu64 " frames sent, %" PRIu64 " sends failed (queue "
                 "full or interface down), %" PRIu64 " periods skipped (the sender was late)\n",
                 a->target, ss->tx_sent, ss->tx_failed, ss->tx_skipped);
+    for (unsigned i = 0; i < ss->npolls; i++) {
+        const struct sf_poll_stats *p = &ss->poll[i];
+        fprintf(stderr, "%s: --poll %s: %" PRIu64 " requests, %" PRIu64 " answers (%" PRIu64
+                " multi-frame), %" PRIu64 " negative, %" PRIu64 " response pending, %" PRIu64
+                " timeouts, %" PRIu64 " late, %" PRIu64 " broken, %" PRIu64 " overflow, %"
+                PRIu64 " periods skipped, %" PRIu64 " sends failed\n", a->target,
+                a->so.poll[i], p->requests, p->answers, p->multi_frame, p->negative,
+                p->pending, p->timeouts, p->late, p->broken, p->overflow, p->skipped,
+                p->failed);
+    }
     if (ss->kernel_dropped)
         fprintf(stderr, "%s: %" PRIu64 " frames dropped by the kernel before they were read "
                 "(DROP records on their channels mark them): a larger --can-rcvbuf would "

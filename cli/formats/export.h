@@ -74,7 +74,8 @@ struct export_writer {
 extern const struct export_writer export_candump, export_asc, export_blf, export_csv,
     export_csv_wide, export_raw;
 extern const struct export_writer export_mf4;
-extern const struct export_writer export_messages, export_uds, export_obd, export_j1939;
+extern const struct export_writer export_messages, export_messages_csv, export_uds, export_obd,
+    export_j1939;
 
 /* Helpers for the text formats. */
 extern const char export_hexu[16];

@@ -1,7 +1,7 @@
 /* streamfat export -f j1939: J1939 messages (SAE J1939-21), one JSON object a line
- * (docs/EXPORT.md): every 29-bit frame but the transport protocol's own (TP.CM, TP.DT),
- * and every message reassembled from them (BAM, RTS/CTS), with PGN, priority, source and
- * destination; DM1 / DM2 decoded (src/proto/dm1.c):
+ * (docs/EXPORT.md): every 29-bit frame but the transport protocols' own (TP.CM, TP.DT,
+ * ETP.CM, ETP.DT), and every message reassembled from them (BAM, RTS/CTS, ETP), with PGN,
+ * priority, source and destination; DM1 / DM2 decoded (src/proto/dm1.c):
  *
  *   {"ts_first":..,"ts_last":..,"channel":0,"iface":"can0","id":"18FECA00","eff":true,
  *    "pgn":65226,"prio":6,"sa":0,"da":255,"tp":false,"length":8,"data":"...",
@@ -66,8 +66,9 @@ static int j1939_frame(struct export_ctx *x, struct diag_state *s, const struct 
         return 0;
     struct sf_j1939_id j;
     sf_j1939_split(c->id, &j);
-    if ((j.pgn & 0x3FF00) == 0xEC00 || (j.pgn & 0x3FF00) == 0xEB00)
-        return 0;   /* TP.CM, TP.DT: their message comes out of the reassembly */
+    uint32_t pf = j.pgn & 0x3FF00;
+    if (pf == 0xEC00 || pf == 0xEB00 || pf == 0xC800 || pf == 0xC700)
+        return 0;   /* (E)TP.CM, (E)TP.DT: their message comes out of the reassembly */
     return put(x, s, r->ts, r->ts, r->channel, c->id, &j, 0, c->data, c->len);
 }
 

@@ -6,6 +6,13 @@
  *    "ts_first":1700000000000000000,"ts_last":1700000000020000000,"length":20,
  *    "declared":20,"frames":3,"data":"62F190..."}
  *
+ * -f messages-csv: the same fields as CSV (RFC 4180) under a header line, in the same
+ * order; a null is an empty field, true / false are 1 / 0, iface is always quoted:
+ *
+ *   proto,status,channel,iface,id,eff,fc_id,mode,addr,sa,da,pgn,ts_first,ts_last,length,
+ *   declared,frames,data
+ *   isotp,ok,0,"can0",7E8,0,7E0,normal,,,,,1700000000000000000,...,20,20,3,62F190...
+ *
  * ISO-TP on the OBD-II / UDS ids by themselves and on the --isotp-pair pairs; J1939 TP (BAM,
  * RTS/CTS) always; NMEA 2000 fast packets of the --fast-pgn PGNs. Broken messages carry
  * what arrived and their status (timeout, bad_seq, ...); frames without a session are
@@ -24,6 +31,7 @@
 #define MSG_ARENA (16u << 20)
 
 struct msg_state {
+    int csv;                    /* -f messages-csv */
     struct sf_proto p;
     struct sf_proto_session sess[MSG_SESSIONS];
     uint8_t arena[MSG_ARENA];
@@ -37,9 +45,51 @@ static char *put_str(char *p, const char *s)
     return p + n;
 }
 
-static char *put_u8_or_null(char *p, int have, unsigned v)
+/* a null: JSON's null, CSV's empty field */
+static char *put_null(const struct msg_state *s, char *p)
 {
-    return have ? export_put_dec(p, v, 1) : put_str(p, "null");
+    return s->csv ? p : put_str(p, "null");
+}
+
+static char *put_u8_or_null(const struct msg_state *s, char *p, int have, unsigned v)
+{
+    return have ? export_put_dec(p, v, 1) : put_null(s, p);
+}
+
+/* a field's start: JSON's ,"key": ({"key": for the first), CSV's comma (none first) */
+static char *key(const struct msg_state *s, char *p, const char *k, int first)
+{
+    if (s->csv)
+        return first ? p : put_str(p, ",");
+    p = put_str(p, first ? "{\"" : ",\"");
+    p = put_str(p, k);
+    return put_str(p, "\":");
+}
+
+/* a string of known safe characters (names, hex): quoted in JSON, bare in CSV */
+static char *put_word(const struct msg_state *s, char *p, const char *w)
+{
+    if (!s->csv)
+        *p++ = '"';
+    p = put_str(p, w);
+    if (!s->csv)
+        *p++ = '"';
+    return p;
+}
+
+static char *put_hexid(const struct msg_state *s, char *p, uint32_t id, int eff)
+{
+    if (!s->csv)
+        *p++ = '"';
+    p = export_put_hex(p, id, eff ? 8 : 3);
+    if (!s->csv)
+        *p++ = '"';
+    return p;
+}
+
+static char *put_bool(const struct msg_state *s, char *p, int v)
+{
+    return put_str(p, s->csv ? (v ? "1" : "0") : (v ? "true" : "false"));
 }
 
 static char *put_ts(const struct export_ctx *x, char *p, uint64_t ts)
@@ -59,17 +109,20 @@ static int write_msg(struct export_ctx *x, struct msg_state *s, const struct sf_
     static const char *const modes[] = {"normal", "extended", "mixed"};
     char *p = s->line, ifn[EXPORT_IFNAME_INLINE + 8];
     int iso = m->proto == SF_PROTO_ISOTP;
-    int fixed = iso && (m->flags & SF_CAN_EFF) && ((m->id >> 16) & 0xFE) == 0xDA;
+    int eff = (m->flags & SF_CAN_EFF) != 0;
+    int fixed = iso && eff && ((m->id >> 16) & 0xFE) == 0xDA;
 
-    p = put_str(p, "{\"proto\":\"");
-    p = put_str(p, sf_proto_kind_name(m->proto));
-    p = put_str(p, "\",\"status\":\"");
-    p = put_str(p, sf_proto_status_name(m->status));
-    p = put_str(p, "\",\"channel\":");
+    p = key(s, p, "proto", 1);
+    p = put_word(s, p, sf_proto_kind_name(m->proto));
+    p = key(s, p, "status", 0);
+    p = put_word(s, p, sf_proto_status_name(m->status));
+    p = key(s, p, "channel", 0);
     p = export_put_dec(p, m->channel, 1);
-    p = put_str(p, ",\"iface\":\"");
+    p = key(s, p, "iface", 0);
+    *p++ = '"';
     /* the channel's name as every reader gives it (docs/FORMAT.md, "Channel names"): whole,
-     * so a long one goes out in pieces like the payload below */
+     * so a long one goes out in pieces like the payload below; JSON escapes " and \, CSV
+     * doubles " (RFC 4180) */
     const char *name = ifn;
     char *q = export_put_ifname(x, ifn, m->channel);
     if (q)
@@ -82,48 +135,42 @@ static int write_msg(struct export_ctx *x, struct msg_state *s, const struct sf_
                 return -1;
             p = s->line;
         }
-        if (*c == '"' || *c == '\\')
+        if (*c == '"')
+            *p++ = s->csv ? '"' : '\\';
+        else if (*c == '\\' && !s->csv)
             *p++ = '\\';
         *p++ = *c;
     }
-    p = put_str(p, "\",\"id\":\"");
-    p = export_put_hex(p, m->id, m->flags & SF_CAN_EFF ? 8 : 3);
-    p = put_str(p, m->flags & SF_CAN_EFF ? "\",\"eff\":true" : "\",\"eff\":false");
-    p = put_str(p, ",\"fc_id\":");
-    if (iso && m->fc_id) {
-        *p++ = '"';
-        p = export_put_hex(p, m->fc_id, m->flags & SF_CAN_EFF ? 8 : 3);
-        *p++ = '"';
-    } else {
-        p = put_str(p, "null");
-    }
-    p = put_str(p, ",\"mode\":");
-    if (iso) {
-        *p++ = '"';
-        p = put_str(p, modes[m->mode < 3 ? m->mode : 0]);
-        *p++ = '"';
-    } else {
-        p = put_str(p, "null");
-    }
-    p = put_str(p, ",\"addr\":");
-    p = put_u8_or_null(p, iso && m->mode != SF_ISOTP_NORMAL, m->addr);
-    p = put_str(p, ",\"sa\":");
-    p = put_u8_or_null(p, !iso || fixed, m->sa);
-    p = put_str(p, ",\"da\":");
-    p = put_u8_or_null(p, !iso || fixed, m->da);
-    p = put_str(p, ",\"pgn\":");
-    p = put_u8_or_null(p, !iso, m->pgn);
-    p = put_str(p, ",\"ts_first\":");
+    *p++ = '"';
+    p = key(s, p, "id", 0);
+    p = put_hexid(s, p, m->id, eff);
+    p = key(s, p, "eff", 0);
+    p = put_bool(s, p, eff);
+    p = key(s, p, "fc_id", 0);
+    p = iso && m->fc_id ? put_hexid(s, p, m->fc_id, eff) : put_null(s, p);
+    p = key(s, p, "mode", 0);
+    p = iso ? put_word(s, p, modes[m->mode < 3 ? m->mode : 0]) : put_null(s, p);
+    p = key(s, p, "addr", 0);
+    p = put_u8_or_null(s, p, iso && m->mode != SF_ISOTP_NORMAL, m->addr);
+    p = key(s, p, "sa", 0);
+    p = put_u8_or_null(s, p, !iso || fixed, m->sa);
+    p = key(s, p, "da", 0);
+    p = put_u8_or_null(s, p, !iso || fixed, m->da);
+    p = key(s, p, "pgn", 0);
+    p = put_u8_or_null(s, p, !iso, m->pgn);
+    p = key(s, p, "ts_first", 0);
     p = put_ts(x, p, m->first_ts);
-    p = put_str(p, ",\"ts_last\":");
+    p = key(s, p, "ts_last", 0);
     p = put_ts(x, p, m->last_ts);
-    p = put_str(p, ",\"length\":");
+    p = key(s, p, "length", 0);
     p = export_put_dec(p, m->length, 1);
-    p = put_str(p, ",\"declared\":");
+    p = key(s, p, "declared", 0);
     p = export_put_dec(p, m->declared, 1);
-    p = put_str(p, ",\"frames\":");
+    p = key(s, p, "frames", 0);
     p = export_put_dec(p, m->frames, 1);
-    p = put_str(p, ",\"data\":\"");
+    p = key(s, p, "data", 0);
+    if (!s->csv)
+        *p++ = '"';
     /* the payload in pieces: it can be far longer than the line buffer */
     const uint8_t *d = m->payload;
     for (uint32_t i = 0; i < m->length; i++) {
@@ -135,7 +182,7 @@ static int write_msg(struct export_ctx *x, struct msg_state *s, const struct sf_
         *p++ = export_hexu[d[i] >> 4];
         *p++ = export_hexu[d[i] & 0xF];
     }
-    p = put_str(p, "\"}\n");
+    p = put_str(p, s->csv ? "\n" : "\"}\n");
     x->written++;
     return export_write(x, s->line, (size_t)(p - s->line)) ? -1 : 0;
 }
@@ -149,11 +196,12 @@ static int drain(struct export_ctx *x, struct msg_state *s)
     return 0;
 }
 
-static int messages_begin(struct export_ctx *x)
+static int begin(struct export_ctx *x, int csv)
 {
     struct msg_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
+    s->csv = csv;
     struct sf_proto_config cfg = {0};
     cfg.sessions = s->sess;
     cfg.nsessions = MSG_SESSIONS;
@@ -168,7 +216,24 @@ static int messages_begin(struct export_ctx *x)
         return -1;
     }
     x->priv = s;
+    if (csv) {
+        /* the header, even for a log without messages (a reader sees the columns) */
+        static const char head[] = "proto,status,channel,iface,id,eff,fc_id,mode,addr,sa,da,"
+                                   "pgn,ts_first,ts_last,length,declared,frames,data\n";
+        if (export_write(x, head, sizeof head - 1))
+            return -1;
+    }
     return 0;
+}
+
+static int messages_begin(struct export_ctx *x)
+{
+    return begin(x, 0);
+}
+
+static int messages_csv_begin(struct export_ctx *x)
+{
+    return begin(x, 1);
 }
 
 static int messages_can(struct export_ctx *x, const struct sf_rec *r, const struct sf_can *c)
@@ -213,4 +278,9 @@ static int messages_end(struct export_ctx *x)
 
 const struct export_writer export_messages = {
     "messages", "jsonl", 0, 0, messages_begin, messages_can, messages_other, messages_end,
+};
+
+const struct export_writer export_messages_csv = {
+    "messages-csv", "csv", 0, 0, messages_csv_begin, messages_can, messages_other,
+    messages_end,
 };

@@ -25,13 +25,18 @@
 #include <linux/can.h>
 #include <linux/can/raw.h>
 
-/* One interface's sender. */
+/* One interface's sender. The mutex serialises the schedule between its thread and the
+ * receive loops that fire its trigger entries (src_send_on_frame); the condition wakes the
+ * thread for a trigger's deadline. */
 struct can_tx {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     struct sf_tx_schedule sch;
     struct sf_tx_entry mem[SRC_TX_PER_IFACE];
     struct producer *p;
     pthread_t th;
     int started;
+    int has_trigger;            /* some entry waits for a trigger: the thread stays */
 };
 
 /* ID#DATA (candump notation, FD with ##) into e->frame: 0 or -1 with *why. */
@@ -58,6 +63,30 @@ static int parse_frame(const char *s, size_t n, struct sf_tx_entry *e, const cha
     e->frame.flags = f.flags;
     e->frame.len = f.len;
     memcpy(e->frame.data, f.data, sizeof e->frame.data);
+    return 0;
+}
+
+/* on:can:ID[/MASK] (the condition of --trigger can:): entry e goes once on each received
+ * frame that matches; its trigger number is its place in s->send_trig, plus 1. */
+static int parse_on(struct log_source *s, const char *spec, const char *cond,
+                    struct sf_tx_entry *e, char *err, size_t errlen)
+{
+    struct src_rule r;
+    const char *why = "";
+
+    if (src_parse_rule(cond, &r, &why) || r.kind != RULE_CAN) {
+        snprintf(err, errlen, "--send '%s': on:%s: expected on:can:ID/MASK (hexadecimal)",
+                 spec, cond);
+        return -1;
+    }
+    if (s->nsend_trig >= SRC_SEND_TRIGGERS) {
+        snprintf(err, errlen, "--send '%s': more than %d frames sent on a trigger", spec,
+                 SRC_SEND_TRIGGERS);
+        return -1;
+    }
+    s->send_trig[s->nsend_trig].id = r.id;
+    s->send_trig[s->nsend_trig].mask = r.mask;
+    e->trigger = (uint8_t)(++s->nsend_trig);
     return 0;
 }
 
@@ -98,7 +127,10 @@ static int parse_send(struct log_source *s, const char *spec, struct sf_tx_entry
                 return -1;
             }
         }
-        if (timing[0] && units_parse_duration(timing, &e->period_ns, &why)) {
+        if (!strncmp(timing, "on:", 3)) {
+            if (parse_on(s, spec, timing + 3, e, err, errlen))
+                return -1;
+        } else if (timing[0] && units_parse_duration(timing, &e->period_ns, &why)) {
             snprintf(err, errlen, "--send '%s': period '%s': %s", spec, timing, why);
             return -1;
         }
@@ -121,6 +153,8 @@ static int parse_send(struct log_source *s, const char *spec, struct sf_tx_entry
             return -1;
         }
     e->channel = (uint8_t)ch;
+    if (e->trigger)
+        s->send_trig[e->trigger - 1].ch = e->channel;
     return 0;
 }
 
@@ -160,7 +194,17 @@ int src_send_parse(struct log_source *s, char *err, size_t errlen)
             }
             p->tx->p = p;
             sf_tx_init(&p->tx->sch, p->tx->mem, SRC_TX_PER_IFACE, NULL, p->tx);
+            pthread_mutex_init(&p->tx->mu, NULL);
+            {
+                pthread_condattr_t ca;
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&p->tx->cv, &ca);
+                pthread_condattr_destroy(&ca);
+            }
         }
+        if (e.trigger)
+            p->tx->has_trigger = 1;
         if (sf_tx_add(&p->tx->sch, &e)) {
             snprintf(err, errlen, "--send: more than %d frames on %s", SRC_TX_PER_IFACE,
                      s->names[e.channel]);
@@ -175,10 +219,16 @@ int src_send_parse(struct log_source *s, char *err, size_t errlen)
 static int tx_frame(void *ctx, uint8_t channel, const struct sf_can *f)
 {
     struct can_tx *t = ctx;
+
+    (void)channel;
+    return src_can_write(t->p, f);
+}
+
+int src_can_write(struct producer *p, const struct sf_can *f)
+{
     struct canfd_frame cf;
     size_t mtu = (f->flags & SF_CAN_FD) ? CANFD_MTU : CAN_MTU;
 
-    (void)channel;
     memset(&cf, 0, sizeof cf);
     cf.can_id = f->id | ((f->flags & SF_CAN_EFF) ? CAN_EFF_FLAG : 0) |
                 ((f->flags & SF_CAN_RTR) ? CAN_RTR_FLAG : 0);
@@ -188,7 +238,7 @@ static int tx_frame(void *ctx, uint8_t channel, const struct sf_can *f)
                              ((f->flags & SF_CAN_ESI) ? CANFD_ESI : 0));
     if (!(f->flags & SF_CAN_RTR))
         memcpy(cf.data, f->data, f->len);
-    return send(t->p->fd, &cf, mtu, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)mtu ? 0 : -1;
+    return send(p->fd, &cf, mtu, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)mtu ? 0 : -1;
 }
 
 static void *tx_main(void *arg)
@@ -196,19 +246,44 @@ static void *tx_main(void *arg)
     struct can_tx *t = arg;
     struct log_source *s = t->p->s;
 
+    pthread_mutex_lock(&t->mu);
     sf_tx_start(&t->sch, now_ns(CLOCK_MONOTONIC));
     while (!stopping(s)) {
         uint64_t now = now_ns(CLOCK_MONOTONIC);
         uint64_t next = sf_tx_poll(&t->sch, now), wake = now + POLL_MS * UINT64_C(1000000);
+        struct timespec ts;
 
         atomic_store_explicit(&s->tx_sent[t->p->ch], t->sch.sent, memory_order_relaxed);
         atomic_store_explicit(&s->tx_failed[t->p->ch], t->sch.failed, memory_order_relaxed);
         atomic_store_explicit(&s->tx_skipped[t->p->ch], t->sch.skipped, memory_order_relaxed);
-        if (next == SF_TX_NONE)
+        if (next == SF_TX_NONE && !t->has_trigger)
             break;
-        src_sleep_until(next < wake ? next : wake);       /* wake: to see a stop */
+        if (next < wake)
+            wake = next;                /* wake: to see a stop */
+        if (wake <= now)
+            continue;
+        ts.tv_sec = (time_t)(wake / NS);
+        ts.tv_nsec = (long)(wake % NS);
+        pthread_cond_timedwait(&t->cv, &t->mu, &ts);   /* or a trigger's signal */
     }
+    pthread_mutex_unlock(&t->mu);
     return NULL;
+}
+
+void src_send_on_frame(struct log_source *s, const struct src_can_frame *f)
+{
+    if (f->flags & (SF_CAN_ERR | SF_CAN_TX))
+        return;
+    for (unsigned k = 0; k < s->nsend_trig; k++) {
+        const struct src_send_trig *g = &s->send_trig[k];
+        struct can_tx *t = s->prod[g->ch].tx;
+        if (((f->id ^ g->id) & g->mask) || !t)
+            continue;
+        pthread_mutex_lock(&t->mu);
+        if (sf_tx_trigger(&t->sch, (uint8_t)(k + 1), now_ns(CLOCK_MONOTONIC)))
+            pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+    }
 }
 
 int src_send_start(struct producer *p)
@@ -229,6 +304,9 @@ int src_send_start(struct producer *p)
 void src_send_join(struct producer *p)
 {
     if (p->tx && p->tx->started) {
+        pthread_mutex_lock(&p->tx->mu);
+        pthread_cond_signal(&p->tx->cv);
+        pthread_mutex_unlock(&p->tx->mu);
         pthread_join(p->tx->th, NULL);
         p->tx->started = 0;
     }
@@ -237,6 +315,10 @@ void src_send_join(struct producer *p)
 void src_send_free(struct log_source *s)
 {
     for (unsigned i = 0; i < SRC_MAX_CHANNELS; i++) {
+        if (s->prod[i].tx) {
+            pthread_mutex_destroy(&s->prod[i].tx->mu);
+            pthread_cond_destroy(&s->prod[i].tx->cv);
+        }
         free(s->prod[i].tx);
         s->prod[i].tx = NULL;
     }

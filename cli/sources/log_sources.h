@@ -34,11 +34,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "streamfat/poll.h"
+
 struct sf_log;
 
 #define SRC_MAX_FILTERS 32
 #define SRC_MAX_RULES 16
 #define SRC_MAX_CHANNELS 256           /* a record's channel is a u8 */
+#define SRC_MAX_POLLS 64               /* --poll values, on all interfaces together */
 
 struct src_filter {
     uint32_t id, mask;
@@ -74,6 +77,13 @@ struct src_opts {
     unsigned nsend;
     const char *const *listen_only;
     unsigned nlisten_only;
+    /* can: --poll obd:...@PERIOD@CHANNEL / uds:... values, and the client's settings:
+     * the answer timeout (0: the core's 100 ms), flow control BS and STmin */
+    const char *const *poll;
+    unsigned npoll;
+    uint64_t poll_timeout_ns;
+    unsigned poll_bs;
+    uint64_t poll_stmin_ns;
 };
 
 /* What the sources did; read after src_join for exact numbers. */
@@ -91,6 +101,8 @@ struct src_stats {
     uint64_t tx_failed;         /* --send: writes refused (queue full, interface down) */
     uint64_t tx_skipped;        /* --send: periods passed over (the sender woke more than a
                                  * period late) */
+    unsigned npolls;            /* --poll: each poll's counters, in --poll order */
+    struct sf_poll_stats poll[SRC_MAX_POLLS];
 };
 
 struct log_source;

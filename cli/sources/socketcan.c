@@ -223,7 +223,7 @@ static void *can_main(void *arg)
         src_set_error(s, "%s: out of memory", s->names[p->ch]);
         goto out;
     }
-    if (src_send_start(p))
+    if (src_send_start(p) || src_poll_start(p))
         goto out;
 
     while (!done) {
@@ -295,6 +295,12 @@ static void *can_main(void *arg)
              * interface's loopback come without it and stay received frames */
             if (mflags & MSG_CONFIRM)
                 f.flags |= SF_CAN_TX;
+            else {
+                if (p->poll)
+                    src_poll_feed(p, &f);   /* before the log: flow control goes out at once */
+                if (s->nsend_trig)
+                    src_send_on_frame(s, &f);
+            }
             if (src_emit_can(p, &f) < 0) {
                 done = 1;
                 break;
@@ -316,6 +322,7 @@ static void *can_main(void *arg)
 out:
     free(rx);
     src_send_join(p);
+    src_poll_join(p);
     src_flush_counters(p);
     if (done > 0)
         atomic_fetch_add(&s->finished, 1);
@@ -395,7 +402,7 @@ static int open_can(struct log_source *s, struct producer *p)
     size_rcvbuf(s, fd, name);
     /* --send on this interface: the kernel echoes each frame this socket sends once it
      * went out (MSG_CONFIRM), and that echo is what gets logged, with SF_CAN_TX */
-    if (p->tx && setsockopt(fd, SOL_CAN_RAW, CAN_RAW_RECV_OWN_MSGS, &on, sizeof on) < 0)
+    if ((p->tx || p->poll) && setsockopt(fd, SOL_CAN_RAW, CAN_RAW_RECV_OWN_MSGS, &on, sizeof on) < 0)
         cli_err("can:%s: note: the sent frames will not be logged (%s)", name, strerror(errno));
     memset(&addr, 0, sizeof addr);
     addr.can_family = AF_CAN;

@@ -66,7 +66,8 @@ struct log_source *src_parse(const char *spec, const struct src_opts *o, char *e
                  "can:IFACE, udp:PORT, latency:PERIOD)", spec);
         goto bad;
     }
-    if (s->ops->parse(s, spec, err, errlen) || src_send_parse(s, err, errlen))
+    if (s->ops->parse(s, spec, err, errlen) || src_send_parse(s, err, errlen) ||
+        src_poll_parse(s, err, errlen))
         goto bad;
     return s;
 bad:
@@ -83,6 +84,7 @@ void src_free(struct log_source *s)
     if (s->ops && s->ops->release)
         s->ops->release(s);
     src_send_free(s);
+    src_poll_free(s);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -198,6 +200,7 @@ void src_get_stats(const struct log_source *cs, struct src_stats *st)
         st->tx_failed += atomic_load(&s->tx_failed[i]);
         st->tx_skipped += atomic_load(&s->tx_skipped[i]);
     }
+    src_poll_stats(s, st);
 }
 
 const char *src_error(const struct log_source *cs)

@@ -38,8 +38,16 @@
 struct log_source;
 struct producer;
 struct can_tx;
+struct can_poll;
 
 #define SRC_TX_PER_IFACE 256        /* --send entries per interface (issue 27 asks for 64) */
+#define SRC_SEND_TRIGGERS 64        /* --send ...@on:can:ID/MASK entries in all */
+
+/* A --send entry's trigger: a received frame matching id/mask sends it (on channel ch). */
+struct src_send_trig {
+    uint32_t id, mask;
+    uint8_t ch;
+};
 
 /* One kind of source: the table entry (source.c) that --source SPEC selects. */
 struct src_ops {
@@ -72,6 +80,7 @@ struct producer {
     /* counters, flushed into the source's atomics every FLUSH_EVERY records */
     uint64_t offered, offered_bytes, dropped;
     struct can_tx *tx;              /* can:, canpair: with --send on this interface */
+    struct can_poll *poll;          /* can:, canpair: with --poll on this interface */
 };
 
 struct log_source {
@@ -108,6 +117,8 @@ struct log_source {
     atomic_uint ring_epoch;
     _Atomic uint64_t tx_sent[SRC_MAX_CHANNELS], tx_failed[SRC_MAX_CHANNELS],  /* --send */
         tx_skipped[SRC_MAX_CHANNELS];
+    struct src_send_trig send_trig[SRC_SEND_TRIGGERS];   /* entry k: trigger number k + 1 */
+    unsigned nsend_trig;
 
     pthread_mutex_t lock;           /* trigger request and error text */
     int trig_pending;
@@ -261,6 +272,24 @@ int src_send_parse(struct log_source *s, char *err, size_t errlen);
 int src_send_start(struct producer *p);
 void src_send_join(struct producer *p);
 void src_send_free(struct log_source *s);
+/* Write one frame to producer p's socket without waiting: 0, or -1 (queue full, down). The
+ * hook of --send's schedule and of --poll's client. */
+int src_can_write(struct producer *p, const struct sf_can *f);
+/* A frame a can: receive loop read: the --send entries it triggers (on:can:ID/MASK). */
+void src_send_on_frame(struct log_source *s, const struct src_can_frame *f);
+
+/* ---- can_poll.c: --poll ------------------------------------------------------------- */
+
+/* The --poll values (s->o.poll) against the channel names, after --send's: 0, or -1 with a
+ * message in err. */
+int src_poll_parse(struct log_source *s, char *err, size_t errlen);
+/* A frame producer p read (not its own echo): to its interface's poll client, if any. */
+void src_poll_feed(struct producer *p, const struct src_can_frame *f);
+int src_poll_start(struct producer *p);
+void src_poll_join(struct producer *p);
+/* Each poll's counters into st->poll[] (in --poll order). */
+void src_poll_stats(struct log_source *s, struct src_stats *st);
+void src_poll_free(struct log_source *s);
 
 /* ---- can_ctrlmode.c: --listen-only -------------------------------------------------- */
 

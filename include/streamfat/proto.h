@@ -64,7 +64,7 @@ struct sf_proto_frame {
 
 enum sf_proto_kind {
     SF_PROTO_ISOTP = 1,
-    SF_PROTO_J1939 = 2,         /* a J1939 TP message (BAM or RTS/CTS) */
+    SF_PROTO_J1939 = 2,         /* a J1939 TP (BAM, RTS/CTS) or ETP message */
     SF_PROTO_FAST = 3,          /* an NMEA 2000 fast packet */
 };
 
@@ -74,7 +74,14 @@ enum sf_proto_event {
     SF_PROTO_EV_FF = 1,         /* an ISO-TP first frame opened a session (only with
                                    cfg.report_ff): a live client sends its flow control
                                    now, on fc_id; length is what arrived, declared the
-                                   FF_DL */
+                                   FF_DL. Status SF_MSG_ABORTED: the session was refused
+                                   (no slot or no arena room for FF_DL): the client sends
+                                   flow control OVFLW instead */
+    SF_PROTO_EV_BLOCK = 2,      /* an ISO-TP block is complete (only with cfg.report_ff):
+                                   the last flow control fed for the session gave a block
+                                   size BS and BS consecutive frames have come since, so
+                                   the sender waits: a live client sends the next flow
+                                   control now, on fc_id */
 };
 
 /* How a message ended. Anything but SF_MSG_OK carries only what arrived. */
@@ -206,6 +213,8 @@ struct sf_proto_session {
     uint8_t mode, seq, status, sub;
     uint8_t sa, da, prio, fseq;
     uint8_t last_pkt, window_end, fd, pad_;
+    uint8_t bs, in_block;       /* ISO-TP: the last flow control's block size, CFs since */
+    uint8_t pad2_[2];
     uint32_t id;                /* the key the protocol file chose */
     uint32_t can_id;            /* the first frame's id; bit 31: 29-bit */
     uint32_t fc_id, pgn;

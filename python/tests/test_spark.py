@@ -76,6 +76,24 @@ def test_counts_ids_and_partitions(spark, logs):
     assert got == per_id
 
 
+def test_tx_column(spark, tmp_path):
+    """Issue 27: a frame the logger sent (CAN flag bit 6) has tx true, as read_arrow's
+    column says; the others false."""
+    from sflwrite import can, sfl
+    t0 = 1_700_000_000_000_000_000
+    card = tmp_path / "card"
+    card.mkdir()
+    (card / "LOG00001.SFL").write_bytes(sfl([[
+        can(0, t0 + 1, 0x7DF, b"\x02\x01\x0c", flags=0x40),
+        can(0, t0 + 2, 0x7E8, b"\x04\x41\x0c\x1a\xf8"),
+        can(0, t0 + 3, 0x18DA10F1, b"\x30\x00\x00", flags=0x01 | 0x40)]]))
+    want = streamfat.read_arrow(card).column("tx").to_pylist()
+    assert want == [True, False, True]
+    df = spark.read.format("streamfat").load(str(card))
+    assert df.schema["tx"].dataType.simpleString() == "boolean"
+    assert [r["tx"] for r in df.orderBy("ts_ns").select("tx").collect()] == want
+
+
 def test_dbc_signals_spark_duckdb_arrow(spark, logs, tmp_path):
     _d, card = logs
     t = streamfat.read_arrow(card)
@@ -248,3 +266,50 @@ def test_lake_md_spark_example(tmp_path, logs):
     decoded, _raw = dbc.split_frames(streamfat.read_arrow(card), dbc.load([DBC]))
     got = ds.dataset(out, format="parquet", partitioning="hive").to_table()
     assert got.num_rows == sum(t.num_rows for t in decoded.values())
+
+
+def test_message_tables(spark, tmp_path):
+    """kind=messages, uds, obd2, dm1: the rows of read_messages / read_uds / read_obd2 /
+    read_dm1 (what spans frames) in Spark, with times in ns; and the lake's new tables
+    (_isotp, _uds, _obd2, _j1939_dm1) read back by Spark's Parquet reader like the
+    others."""
+    from test_messages import dm1_bytes, frames_log, isotp_frames
+    card = tmp_path / "card"
+    card.mkdir()
+    frames = (isotp_frames(0x7E0, 0x7E8, [bytes([0x22, 0xF1, 0x90])]) +
+              isotp_frames(0x7E8, 0x7E0, [bytes([0x62, 0xF1, 0x90]) + b"WDB1234567890ABCD",
+                                          bytes([0x59, 0x02, 0xFF]) + bytes(range(40)),
+                                          bytes([0x41, 0x0C, 0x1A, 0xF8, 0x0D, 0x40])]) +
+              [(0x18FECA00, True, False, dm1_bytes(0x44, [(190, 2, 5)]) + b"\xff\xff")])
+    frames_log(card / "LOG00001.SFL", frames)
+    for kind, read in (("messages", streamfat.read_messages), ("uds", streamfat.read_uds),
+                       ("obd2", streamfat.read_obd2), ("dm1", streamfat.read_dm1)):
+        want = read(card).to_pylist()
+        got = spark.read.format("streamfat").option("kind", kind).load(str(card)).collect()
+        assert len(got) == len(want) > 0, kind
+        for g, w in zip(got, want):
+            assert g["ts_ns"] == w["first_ts"].value, kind
+            for k, v in w.items():
+                if k in ("first_ts", "last_ts", "req_ts"):
+                    if k != "first_ts":
+                        assert g[k + "_ns"] == (None if v is None else v.value), (kind, k)
+                elif k == "dtcs" and v is not None:
+                    assert [tuple(x) for x in g[k]] == [(d["dtc"], d["status"]) for d in v]
+                else:
+                    assert (bytes(g[k]) if isinstance(g[k], bytearray) else g[k]) == v, \
+                        (kind, k)
+    out = tmp_path / "lake"
+    lake.ingest(out, [card], device="c1")
+    # the lake's times are Parquet TIMESTAMP(NANOS), which Spark reads as bigint with
+    # spark.sql.legacy.parquet.nanosAsLong (docs/LAKE.md), for every table of the lake
+    spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
+    try:
+        for part, n in (("_isotp", 4), ("_uds", 3), ("_obd2", 2), ("_j1939_dm1", 1)):
+            df = spark.read.parquet(str(out / "device=c1" / f"message={part}"))
+            rows = df.collect()
+            assert len(rows) == n, part
+            read = streamfat.read_dm1 if part == "_j1939_dm1" else streamfat.read_messages
+            assert {r["ts"] for r in rows} <= {m["first_ts"].value
+                                                for m in read(card).to_pylist()}
+    finally:
+        spark.conf.unset("spark.sql.legacy.parquet.nanosAsLong")

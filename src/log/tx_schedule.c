@@ -15,7 +15,7 @@ void sf_tx_init(struct sf_tx_schedule *s, struct sf_tx_entry *mem, uint32_t cap,
     s->cap = cap;
     s->tx = tx;
     s->ctx = ctx;
-    s->sent = s->failed = s->skipped = 0;
+    s->sent = s->failed = s->skipped = s->triggers = s->coalesced = 0;
 }
 
 int sf_tx_add(struct sf_tx_schedule *s, const struct sf_tx_entry *e)
@@ -33,8 +33,28 @@ void sf_tx_start(struct sf_tx_schedule *s, uint64_t now)
 {
     for (uint32_t i = 0; i < s->n; i++) {
         s->e[i].next = now + s->e[i].delay_ns;
-        s->e[i].done = 0;
+        s->e[i].done = s->e[i].trigger != 0;    /* waits for its trigger */
     }
+}
+
+uint32_t sf_tx_trigger(struct sf_tx_schedule *s, uint8_t trigger, uint64_t now)
+{
+    uint32_t armed = 0;
+
+    for (uint32_t i = 0; i < s->n; i++) {
+        struct sf_tx_entry *e = &s->e[i];
+        if (!trigger || e->trigger != trigger)
+            continue;
+        if (!e->done) {
+            s->coalesced++;
+            continue;
+        }
+        e->next = now + e->delay_ns;
+        e->done = 0;
+        s->triggers++;
+        armed++;
+    }
+    return armed;
 }
 
 /* How many whole periods fit in `late`. A 32-bit period (up to 4.29 s) divides with
@@ -67,7 +87,7 @@ uint64_t sf_tx_poll(struct sf_tx_schedule *s, uint64_t now)
                 s->sent++;
             else
                 s->failed++;
-            if (!e->period_ns) {
+            if (!e->period_ns || e->trigger) {
                 e->done = 1;
                 continue;
             }

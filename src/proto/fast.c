@@ -10,7 +10,7 @@
  *                                                  ends SF_MSG_BAD_LENGTH)
  *   frame 0 while the session is open               the open one ends SF_MSG_REPLACED
  *   a later frame without a session, or of another sequence counter   orphan
- *   a later frame repeating the previous counter    dup, ends SF_MSG_BAD_SEQ
+ *   a later frame repeating the previous one (counter and bytes)   dup, ends SF_MSG_BAD_SEQ
  *   any other unexpected frame counter              wrong_seq, ends SF_MSG_BAD_SEQ
  *   no frame within cfg.fast_ms (750 ms)            ends SF_MSG_TIMEOUT */
 #include "proto_impl.h"
@@ -57,28 +57,13 @@ static void more(struct sf_proto *p, const struct sf_proto_frame *f,
         p->stats.fast_orphan++;
         return;
     }
-    if (fc != s->seq) {
-        if (fc == s->seq - 1u)
-            p->stats.fast_dup++;
-        else
-            p->stats.fast_wrong_seq++;
-        sf_proto_close(p, s, SF_MSG_BAD_SEQ);
-        return;
+    switch (sf_proto_take_packet(p, s, f, fc, 1)) {
+    case TAKE_DUP: p->stats.fast_dup++; break;
+    case TAKE_WRONG: p->stats.fast_wrong_seq++; break;
+    case TAKE_SHORT: p->stats.fast_bad_len++; break;
+    case TAKE_DONE: break;
+    case TAKE_MORE: sf_proto_arm(p, s, f->ts + p->fast); break;
     }
-    uint32_t need = s->declared - s->have;
-    if (need > 7)
-        need = 7;
-    if ((uint32_t)f->len - 1u < need) {
-        p->stats.fast_bad_len++;
-        sf_proto_close(p, s, SF_MSG_BAD_LENGTH);
-        return;
-    }
-    sf_proto_append(p, s, f->data + 1, need, f->ts);
-    s->seq++;
-    if (s->have == s->declared)
-        sf_proto_close(p, s, SF_MSG_OK);
-    else
-        sf_proto_arm(p, s, f->ts + p->fast);
 }
 
 int sf_fast_frame(struct sf_proto *p, const struct sf_proto_frame *f)

@@ -114,8 +114,31 @@ static void first(struct sf_proto *p, const struct sf_proto_frame *f, uint32_t k
 {
     struct sf_proto_session *s =
         sf_proto_open(p, SF_PROTO_ISOTP, f->channel, key, addr, dl, f->ts, p->n_cr);
-    if (!s)
+    if (!s) {
+        /* refused (counted by sf_proto_open): a live client must still answer the sender,
+         * with OVFLW, or it would send its consecutive frames into nothing */
+        if (p->cfg.report_ff) {
+            struct sf_proto_msg *m = &p->extra[1];
+            memset(m, 0, sizeof *m);
+            m->event = SF_PROTO_EV_FF;
+            m->proto = SF_PROTO_ISOTP;
+            m->status = SF_MSG_ABORTED;
+            m->channel = f->channel;
+            m->mode = mode;
+            m->addr = addr;
+            m->id = key & ~EFF_BIT;
+            m->flags = key & EFF_BIT ? SF_CAN_EFF : 0;
+            m->fc_id = partner & ~EFF_BIT;
+            m->first_ts = m->last_ts = f->ts;
+            m->length = f->len - start;
+            m->declared = dl;
+            m->frames = 1;
+            memcpy(p->single, f->data + start, m->length);   /* no SF in this frame */
+            m->payload = p->single;
+            sf_proto_queue_extra(p, 1);
+        }
         return;
+    }
     s->mode = mode;
     s->can_id = key;
     s->fc_id = partner & ~EFF_BIT;
@@ -155,15 +178,25 @@ static void consecutive(struct sf_proto *p, const struct sf_proto_frame *f,
     }
     sf_proto_append(p, s, f->data + off + 1, need, f->ts);
     s->seq = (uint8_t)((s->seq + 1u) & 0xFu);
-    if (s->have == s->declared)
+    if (s->have == s->declared) {
         sf_proto_close(p, s, SF_MSG_OK);
-    else
-        sf_proto_arm(p, s, f->ts + p->n_cr);
+        return;
+    }
+    sf_proto_arm(p, s, f->ts + p->n_cr);
+    if (s->bs && ++s->in_block == s->bs) {
+        /* the sender now waits for the next flow control (ISO 15765-2 BS) */
+        s->in_block = 0;
+        if (p->cfg.report_ff) {
+            sf_proto_fill(p, s, &p->extra[1]);
+            p->extra[1].event = SF_PROTO_EV_BLOCK;
+            sf_proto_queue_extra(p, 1);
+        }
+    }
 }
 
 /* A flow control answers the session whose data flows on the partner id. */
 static void flow_control(struct sf_proto *p, const struct sf_proto_frame *f,
-                         uint32_t partner, uint8_t fs)
+                         uint32_t partner, uint8_t fs, uint8_t bs)
 {
     if (!partner)
         return;
@@ -177,6 +210,10 @@ static void flow_control(struct sf_proto *p, const struct sf_proto_frame *f,
             sf_proto_close(p, s, SF_MSG_ABORTED);
         } else {
             sf_proto_arm(p, s, f->ts + p->n_cr);
+            if (fs == 0) {          /* CTS: a new block of BS frames (0: no limit) */
+                s->bs = bs;
+                s->in_block = 0;
+            }
         }
         return;
     }
@@ -256,7 +293,7 @@ int sf_isotp_frame(struct sf_proto *p, const struct sf_proto_frame *f)
         if (nib > 2)
             p->stats.isotp_bad_pci++;
         else
-            flow_control(p, f, partner, nib);
+            flow_control(p, f, partner, nib, f->len > off + 1 ? d[off + 1] : 0);
         return 1;
     default:
         p->stats.isotp_bad_pci++;

@@ -20,6 +20,18 @@ struct sf_proto_session *sf_proto_open(struct sf_proto *p, uint8_t proto, uint8_
 /* Append n bytes (the caller has checked they fit) and note the frame. */
 void sf_proto_append(struct sf_proto *p, struct sf_proto_session *s, const uint8_t *d,
                      uint32_t n, uint64_t ts);
+/* A frame carrying packet `number` of session s (J1939 TP.DT / ETP.DT: byte 0; a fast
+ * packet's frame counter), its data the up to 7 bytes after byte 0. The number must be
+ * s->seq, the next expected, and in_window true (ETP: a DPO has placed the window), else
+ * the session ends SF_MSG_BAD_SEQ: TAKE_DUP when the frame repeats the previous packet
+ * (its number and its bytes), TAKE_WRONG otherwise. A frame too short for what the message still needs ends it
+ * SF_MSG_BAD_LENGTH: TAKE_SHORT. Else the bytes are appended and s->seq advanced:
+ * TAKE_DONE when that completed the message (closed SF_MSG_OK), TAKE_MORE when more are
+ * to come (the caller arms its timer). The caller counts the outcome. */
+enum sf_take { TAKE_MORE, TAKE_DONE, TAKE_DUP, TAKE_WRONG, TAKE_SHORT };
+enum sf_take sf_proto_take_packet(struct sf_proto *p, struct sf_proto_session *s,
+                                  const struct sf_proto_frame *f, uint8_t number,
+                                  int in_window);
 /* Move the deadline of an open session. */
 void sf_proto_arm(struct sf_proto *p, struct sf_proto_session *s, uint64_t deadline);
 /* End a session with `status` and queue it for sf_proto_next. */

@@ -1,5 +1,6 @@
 /* The session table, the payload arena and the output queue of the reassembly
- * (include/streamfat/proto.h): what ISO-TP, J1939 TP and fast packets share.
+ * (include/streamfat/proto.h): what ISO-TP, J1939 TP and fast packets share, and the
+ * packet take of the two that number 7-byte packets (J1939 TP.DT / ETP.DT, fast packets).
  *
  * Invariants: an open or done session owns arena[off, off + cap) and no two sessions'
  * extents overlap; a done session (a message queued for sf_proto_next) keeps its slot and
@@ -87,6 +88,42 @@ void sf_proto_append(struct sf_proto *p, struct sf_proto_session *s, const uint8
     s->have += n;
     s->frames++;
     s->last_ts = ts;
+}
+
+/* A repeat: the previous number again, carrying the bytes taken last (7 of them: only a
+ * message's last packet is shorter, and after it the session is closed). The number alone
+ * does not tell: ETP numbers restart in every window, so after a lost packet and a lost
+ * DPO the next window's packets carry numbers the last one had. */
+static int repeats(const struct sf_proto *p, const struct sf_proto_session *s,
+                   const struct sf_proto_frame *f, uint8_t number)
+{
+    return s->seq > 1 && number == s->seq - 1u && s->have >= 7 && f->len >= 8 &&
+           !memcmp(f->data + 1, p->cfg.arena + s->off + s->have - 7, 7);
+}
+
+enum sf_take sf_proto_take_packet(struct sf_proto *p, struct sf_proto_session *s,
+                                  const struct sf_proto_frame *f, uint8_t number,
+                                  int in_window)
+{
+    if (number != s->seq || !in_window) {
+        enum sf_take t = repeats(p, s, f, number) ? TAKE_DUP : TAKE_WRONG;
+        sf_proto_close(p, s, SF_MSG_BAD_SEQ);
+        return t;
+    }
+    uint32_t need = s->declared - s->have;
+    if (need > 7)
+        need = 7;
+    if ((uint32_t)f->len - 1u < need) {
+        sf_proto_close(p, s, SF_MSG_BAD_LENGTH);
+        return TAKE_SHORT;
+    }
+    sf_proto_append(p, s, f->data + 1, need, f->ts);
+    s->seq++;
+    if (s->have == s->declared) {
+        sf_proto_close(p, s, SF_MSG_OK);
+        return TAKE_DONE;
+    }
+    return TAKE_MORE;
 }
 
 void sf_proto_arm(struct sf_proto *p, struct sf_proto_session *s, uint64_t deadline)

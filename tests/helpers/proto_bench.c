@@ -2,6 +2,8 @@
  * CPU second (docs/BENCHMARKS.md, "Reassembly").
  *
  *   proto_bench [FRAMES] [--decode]      (default 10,000,000)
+ *   proto_bench FRAMES --candump FILE    write the log as candump -L lines instead (the
+ *                                        same frames for bench/proto_python_bench.py)
  *
  * The log: J1939 traffic from 8 sources, a tenth of it TP frames (BAM of 20..200 bytes:
  * TP.CM then TP.DT); an OBD-II / UDS polling session (0x7DF / 0x7E0 requests, 0x7E8
@@ -134,9 +136,31 @@ static void decode_frame(const struct frame *f)
         dm1(f->d, f->len);
 }
 
+/* The frames as candump -L lines on can0 (times from 1700000000 s). */
+static int write_candump(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t t = 1700000000000000000ull + fr[i].ts;
+        fprintf(f, "(%" PRIu64 ".%06" PRIu64 ") can0 ", t / 1000000000u,
+                t % 1000000000u / 1000u);
+        if (fr[i].flags & SF_CAN_EFF)
+            fprintf(f, "%08" PRIX32 "#", fr[i].id);
+        else
+            fprintf(f, "%03" PRIX32 "#", fr[i].id);
+        for (unsigned k = 0; k < fr[i].len; k++)
+            fprintf(f, "%02X", fr[i].d[k]);
+        fputc('\n', f);
+    }
+    return fclose(f) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     int decode = argc > 2 && strcmp(argv[2], "--decode") == 0;
+    const char *candump = argc > 3 && strcmp(argv[2], "--candump") == 0 ? argv[3] : NULL;
     cap = argc > 1 ? strtoull(argv[1], NULL, 0) : 10000000;
     fr = calloc(cap, sizeof *fr);
     if (!fr)
@@ -154,6 +178,11 @@ int main(int argc, char **argv)
         } else {                   /* plain frames */
             put(0x100 + rnd() % 0x400, 0, d, 8);
         }
+    }
+    if (candump) {
+        int rc = write_candump(candump);
+        free(fr);
+        return rc;
     }
     static struct sf_proto_session sess[64];
     static uint8_t arena[1 << 16];

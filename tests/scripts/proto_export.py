@@ -171,7 +171,8 @@ def check(candump, jsonl):
     print("proto_export: %d J1939 and %d fast-packet messages as sent" % (len(j1939), len(fast)))
 
 
-if sys.argv[1] == "make":
-    make(sys.argv[2])
-else:
-    check(sys.argv[2], sys.argv[3])
+if __name__ == "__main__":        # python/tests/test_messages.py imports make and check
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
+    else:
+        check(sys.argv[2], sys.argv[3])

@@ -51,6 +51,7 @@ declare -A NOT_HOURLY=(
     [test_tiny_log.c]="SF_CLOCK_REALTIME names the clock kind of a fixed-time header"
     [t_stdout_full.sh]="ls -l and ls --json write into /dev/full; nothing is read"
     [proto_decode_ref.py]="time.time() drives can-j1939's own timers; frames carry fixed times"
+    [test_messages.py]="time.time() drives can-j1939's own timers; frames carry fixed times"
 )
 # what parsing a printed time or reading the clock looks like in these files
 CLOCK_PATTERN='(^|[^r])mdir|\bls (-[a-zA-Z]*l|--json)|mtime|strptime|fromisoformat|date \+|date -u'

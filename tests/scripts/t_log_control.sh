@@ -163,10 +163,15 @@ badcfg "key 'json' must be true or false" '{"source": "gen:can", "json": "yes"}'
 badcfg "key 'source' takes one value" '{"source": ["gen:can"]}'
 badcfg "key 'signal' must be a list of strings" '{"source": "gen:can", "signal": [{}]}'
 badcfg "JSON syntax error on line 2" $'{"source": "gen:can",\n "json": tru}'
+badcfg "key 'source' given twice" '{"source": "gen:can", "json": true, "source": "gen:latency"}'
 # the schema in docs/ names exactly the keys the command takes
 python3 - "$SF_SRC/docs/log-config.schema.json" "$SF_SRC/cli/commands/cmd_log.c" <<'PY' ||
 import json, re, sys
-keys = set(json.load(open(sys.argv[1]))["properties"])
+def no_repeats(pairs):
+    names = [k for k, _ in pairs]
+    assert len(names) == len(set(names)), "a key twice: %s" % sorted(k for k in names if names.count(k) > 1)
+    return dict(pairs)
+keys = set(json.load(open(sys.argv[1]), object_pairs_hook=no_repeats)["properties"])
 opts = set(re.findall(r'\{ "([a-z0-9-]+)", (?:required|no)_argument', open(sys.argv[2]).read()))
 opts -= {"config", "print-config", "help"}
 opts |= {"partition", "target"}

@@ -67,6 +67,44 @@ run_pair "$WORK/b.json" --config "$WORK/c.json" >"$WORK/b.hex" || fail "the logg
 grep -q '^df07000002000000' "$WORK/b.hex" || fail "--config send: no 7DF frame"
 grep -q '^10f1da980c03' "$WORK/b.hex" || fail "--config send: no FD frame"
 
+# on a trigger: '@on:can:ID/MASK[+DELAY]@' sends the frame once per received frame that
+# matches, DELAY after it, and never at the start; a frame that does not match sends nothing
+python3 - "$SF" "$IMG" "$WORK/t.json" <<'PY' || fail "--send on a trigger"
+import socket, struct, subprocess, sys, time
+sf, img, out = sys.argv[1:4]
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+p = subprocess.Popen([sf, "log", "--json", "--source", "canpair:%d" % b.fileno(),
+                      "--send", "7E0#0322F190@on:can:7E8/7FF+50ms@pair0",
+                      "--send", "123#11@on:can:18DAF110@pair0", img],
+                     pass_fds=[b.fileno()], stdout=open(out, "w"), stdin=subprocess.DEVNULL)
+b.close()
+a.settimeout(0.4)
+def frame(cid, data):
+    return struct.pack("<IB3x8s", cid, len(data), data.ljust(8, b"\0"))
+def got(wait):
+    try:
+        d = a.recv(128)
+    except socket.timeout:
+        return None
+    return struct.unpack_from("<I", d)[0], d[8:8 + d[4]], time.monotonic() - wait
+r = got(0)
+assert r is None, "sent at the start: %r" % (r,)
+for k in range(3):
+    a.send(frame(0x7E8, b"\x10\x14\x62\xf1\x90AAA"))
+    t0 = time.monotonic()
+    r = got(t0)
+    assert r and r[0] == 0x7E0 and r[1] == bytes.fromhex("0322f190"), r
+    assert r[2] >= 0.049, "sent %.4f s after the trigger, not 50 ms" % r[2]
+    a.send(frame(0x7E9, b"\x01"))           # 7E9 & 7FF != 7E8: nothing
+    assert got(0) is None
+a.send(frame(0x18DAF110 | 0x80000000, b"\x01"))
+r = got(time.monotonic())
+assert r and r[0] == 0x123 and r[1] == b"\x11", r
+p.send_signal(2)
+assert p.wait(timeout=60) == 0
+PY
+grep -q '"frames_sent": 4' "$WORK/t.json" || { cat "$WORK/t.json" >&2; fail "--send on a trigger: frames_sent"; }
+
 # refusals at the start: exit 2, one line, nothing sent
 refuse() {     # refuse WHAT ARGS...
     local what=$1
@@ -87,6 +125,8 @@ refuse "error frames are not sent" --source can:can0 --send '20000004#0000000000
 refuse "period 'fast'" --source can:can0 --send '123#11@fast@can0'
 refuse "delay" --source can:can0 --send '123#11@1s+x@can0'
 refuse "below 100 us" --source can:can0 --send '123#11@1us@can0'
+refuse "expected on:can:ID/MASK" --source can:can0 --send '123#11@on:latency>1ms@can0'
+refuse "expected on:can:ID/MASK" --source can:can0 --send '123#11@on:can:XYZ@can0'
 many=()
 for i in $(seq 0 256); do many+=(--send "$(printf '%X' "$i")#00@1s@can0"); done
 refuse "more than 256 frames on can0" --source can:can0 "${many[@]}"

@@ -1,5 +1,6 @@
 /* Seeded random streams for src/proto/: interleaved ISO-TP (11-bit, 29-bit, CAN FD), J1939
- * BAM and fast-packet sessions on 32 keys, with frames dropped, repeated and cut off before
+ * BAM, J1939 ETP (RTS, then per window a DPO and its ETP.DTs; windows of 2..16 or 255
+ * packets, no CTS: the data decide) and fast-packet sessions on 32 keys, with frames dropped, repeated and cut off before
  * the log's start, reassembled in one pass and checked against a model that looks at each
  * message alone: which of its frames arrived, in which order. The model needs no session
  * table, arena, timer or interleaving, which is what the library adds on top of the rules.
@@ -14,9 +15,10 @@
 
 #define KEYS 32
 #define PER_KEY 12
-#define MAXF 300        /* frames of one message */
+#define MAXF 512        /* frames of one message (ETP: 1 + 329 + 165 DPOs at most) */
+#define MAXB 2300       /* bytes of one message (ETP: 1,786 and more) */
 
-enum { K_ISOTP, K_ISOTP_FD, K_J1939, K_FAST };
+enum { K_ISOTP, K_ISOTP_FD, K_J1939, K_FAST, K_ETP };
 
 struct gen_frame {
     uint64_t ts;
@@ -33,7 +35,10 @@ struct expect {
 
 static struct gen_frame frames[KEYS * PER_KEY * MAXF * 2];
 static int nframes;
-static uint8_t payload[KEYS][PER_KEY][1785];
+static uint8_t payload[KEYS][PER_KEY][MAXB];
+/* of the ETP message make() last built: bytes its frames 0 .. i - 1 carry; frame i a DPO */
+static uint32_t etp_bytes[MAXF + 1];
+static uint8_t etp_dpo[MAXF];
 static uint32_t plen[KEYS][PER_KEY];
 static struct expect want[KEYS][PER_KEY * 3];
 static int nwant[KEYS];
@@ -52,7 +57,11 @@ static uint32_t rnd(void)
 
 static int kind_of(int key)
 {
-    return key < 8 ? K_ISOTP : key < 12 ? K_ISOTP_FD : key < 24 ? K_J1939 : K_FAST;
+    return key < 8    ? K_ISOTP
+           : key < 12 ? K_ISOTP_FD
+           : key < 20 ? K_J1939
+           : key < 24 ? K_ETP
+                      : K_FAST;
 }
 
 static uint32_t id_of(int key)
@@ -61,6 +70,7 @@ static uint32_t id_of(int key)
     case K_ISOTP: return key < 4 ? 0x7E8u + (uint32_t)key : 0x18DAF100u | (uint32_t)key;
     case K_ISOTP_FD: return 0x18DAF100u | (uint32_t)key;
     case K_J1939: return 7u << 26 | 0xEC0000u | 0xFF00u | (uint32_t)key;
+    case K_ETP: return 6u << 26 | 0xC80000u | 0x8000u | (uint32_t)key;
     default: return 3u << 26 | 129029u << 8 | (uint32_t)key;
     }
 }
@@ -101,6 +111,42 @@ static int make(int key, int msg, uint64_t t0, struct gen_frame *out)
             memcpy(f[i].d + 1, p + (i - 1) * 7, c);
         }
         k = (int)pk + 1;
+    } else if (kind == K_ETP) {
+        uint32_t pk = (n + 6) / 7, done = 0, win = rnd() % 4 ? 2 + rnd() % 15 : 255;
+        memset(&f[0], 0, sizeof f[0]);
+        f[0].id = id;
+        f[0].flags = SF_CAN_EFF;
+        f[0].len = 8;
+        uint8_t rts[8] = {20, (uint8_t)n, (uint8_t)(n >> 8), 0, 0, 0x00, 0xEF, 0};
+        memcpy(f[0].d, rts, 8);
+        k = 1;
+        etp_bytes[0] = etp_bytes[1] = 0;
+        etp_dpo[0] = 0;
+        while (done < pk) {
+            uint32_t w = pk - done < win ? pk - done : win;
+            memset(&f[k], 0, sizeof f[k]);
+            f[k].id = id;
+            f[k].flags = SF_CAN_EFF;
+            f[k].len = 8;
+            uint8_t dpo[8] = {22, (uint8_t)w, (uint8_t)done, (uint8_t)(done >> 8), 0,
+                              0x00, 0xEF, 0};
+            memcpy(f[k].d, dpo, 8);
+            etp_dpo[k] = 1;
+            etp_bytes[k + 1] = etp_bytes[k];
+            k++;
+            for (uint32_t i = 1; i <= w; i++, done++) {
+                memset(&f[k], 0xFF, sizeof f[k]);
+                f[k].id = (id & ~0xFF0000u) | 0xC70000u;
+                f[k].flags = SF_CAN_EFF;
+                f[k].len = 8;
+                f[k].d[0] = (uint8_t)i;
+                uint32_t c = n - done * 7 < 7 ? n - done * 7 : 7;
+                memcpy(f[k].d + 1, p + done * 7, c);
+                etp_dpo[k] = 0;
+                etp_bytes[k + 1] = etp_bytes[k] + c;
+                k++;
+            }
+        }
     } else {
         uint32_t pos = 0;
         for (uint8_t fc = 0; pos < n || fc == 0; fc++) {
@@ -142,6 +188,8 @@ static int make(int key, int msg, uint64_t t0, struct gen_frame *out)
 static uint32_t bytes_upto(int kind, uint32_t n, int upto)
 {
     uint32_t first, unit;
+    if (kind == K_ETP)
+        return etp_bytes[upto];
     switch (kind) {
     case K_ISOTP: first = n > 4095 ? 2 : 6; unit = 7; break;
     case K_ISOTP_FD: first = 62; unit = 63; break;
@@ -156,9 +204,9 @@ static uint32_t bytes_upto(int kind, uint32_t n, int upto)
 static void model(int key, int msg, const int *idx, int n, int total)
 {
     int kind = kind_of(key), open = 0, next = 0;
-    int oi = kind == K_J1939 ? 3 : kind == K_FAST ? 2 : 0;
+    int oi = kind == K_J1939 || kind == K_ETP ? 3 : kind == K_FAST ? 2 : 0;
     uint32_t len = plen[key][msg];
-    int single = total == 1 && kind != K_J1939;
+    int single = total == 1 && kind != K_J1939 && kind != K_ETP;
     for (int j = 0; j < n; j++) {
         int i = idx[j];
         if (i == 0) {
@@ -178,6 +226,9 @@ static void model(int key, int msg, const int *idx, int n, int total)
             want_orphans[oi]++;
             continue;
         }
+        /* a DPO again at once: its offset is the packets taken, nothing changes */
+        if (kind == K_ETP && etp_dpo[i] && i == next - 1)
+            continue;
         int match = kind == K_ISOTP || kind == K_ISOTP_FD ? (i & 15) == (next & 15) : i == next;
         if (match) {
             next++;
@@ -229,8 +280,8 @@ static void one_seed(uint32_t seed)
         int kind = kind_of(key);
         uint64_t t = 1000000ull * (rnd() % 1000);
         for (int msg = 0; msg < PER_KEY; msg++) {
-            uint32_t max = kind == K_J1939 ? 400 : kind == K_FAST ? 223 : 300;
-            uint32_t min = kind == K_J1939 ? 9 : 1;
+            uint32_t max = kind == K_J1939 ? 400 : kind == K_FAST ? 223 : kind == K_ETP ? MAXB : 300;
+            uint32_t min = kind == K_J1939 ? 9 : kind == K_ETP ? 1786 : 1;
             if (kind == K_ISOTP && rnd() % 16 == 0)
                 max = 1200;
             plen[key][msg] = min + rnd() % (max - min + 1);
@@ -322,11 +373,12 @@ static void garbage(uint32_t seed)
 {
     static const uint32_t ids[] = {0x7E0, 0x7E8, 0x7DF, 0x18DAF110, 0x18DA10F1, 0x18DB33F1,
                                    0x1CECFF00, 0x1CEBFF00, 0x1CEC2100, 0x1CEB2100, 0x1CEC00F9,
-                                   0x0DF80523, 0x612, 0x6F1, 0x100};
+                                   0x0DF80523, 0x612, 0x6F1, 0x100, 0x18C84225, 0x18C74225,
+                                   0x18C82542};
     static const uint32_t pgns[] = {129029};
     static const struct sf_isotp_pair pairs[] = {{0x6F1, 0x612, 0, SF_ISOTP_EXTENDED, 0xFF}};
     struct sf_proto_session sess[5];
-    uint8_t arena[700];
+    uint8_t arena[2600];   /* one ETP message fits, two do not */
     struct sf_proto p;
     struct sf_proto_config c = {.sessions = sess, .nsessions = 5, .arena = arena,
                                 .arena_size = sizeof arena, .fast_pgns = pgns, .n_fast_pgns = 1,
@@ -348,6 +400,14 @@ static void garbage(uint32_t seed)
             d[0] = (uint8_t)(rnd() % 4 << 4 | rnd() % 3);   /* plausible PCIs more often */
         if (len > 1 && id >> 16 == 0x1CEC && rnd() % 2)
             d[0] = (uint8_t[]){16, 17, 19, 32, 255}[rnd() % 5];
+        if (len > 4 && id >> 16 == 0x18C8 && rnd() % 2) {
+            d[0] = (uint8_t[]){20, 21, 22, 23, 255}[rnd() % 5];
+            if (d[0] == 20)   /* an RTS of 1,536..2,559 bytes: often one that fits */
+                d[2] = (uint8_t)(6 + rnd() % 4);
+            else              /* packet numbers and offsets near the start */
+                d[2] = (uint8_t)(rnd() % 2);
+            d[3] = d[4] = 0;
+        }
         uint32_t flags = (id > 0x7FF ? SF_CAN_EFF : 0) | (len > 8 ? SF_CAN_FD : 0);
         struct sf_proto_frame f = {ts, id, flags, (uint8_t)(rnd() % 2), len, d};
         int q = sf_proto_feed(&p, &f);
@@ -361,7 +421,8 @@ static void garbage(uint32_t seed)
             CHECK(!m.length || m.payload);
             CHECK(m.status <= SF_MSG_END);
             if (m.proto == SF_PROTO_J1939)
-                CHECK(m.declared >= 9 && m.declared <= SF_J1939_TP_MAX);
+                CHECK(m.declared >= 9 &&
+                      (m.declared <= SF_J1939_TP_MAX || (m.id >> 16 & 0x3FF) == 0xC8));
             if (m.proto == SF_PROTO_FAST)
                 CHECK(m.declared >= 1 && m.declared <= SF_FAST_MAX);
             if (m.status == SF_MSG_OK && m.event == SF_PROTO_EV_MESSAGE)

@@ -211,8 +211,56 @@ static void test_stalled_caller(void)
     CHECK_EQ(s.sent, 2);
 }
 
+/* Trigger entries: nothing at the start; each trigger of their number sends them once,
+ * their delay after it; a trigger while one is armed does not send twice; other numbers
+ * and the periodic entries are not touched. */
+static void test_trigger(void)
+{
+    static struct sf_tx_entry mem[4];
+    static struct bus b;
+    struct sf_tx_schedule s;
+    struct sf_tx_entry t1 = entry(0x7E0, 0, 10 * MS, 0), t2 = entry(0x7E1, 0, 0, 0),
+                       per = entry(0x100, 100 * MS, 0, 0);
+
+    t1.trigger = 1;
+    t2.trigger = 2;
+    memset(&b, 0, sizeof b);
+    sf_tx_init(&s, mem, 4, bus_tx, &b);
+    REQUIRE(sf_tx_add(&s, &t1) == 0 && sf_tx_add(&s, &t2) == 0 && sf_tx_add(&s, &per) == 0);
+    sf_tx_start(&s, 0);
+    b.now = 0;
+    CHECK_EQ(sf_tx_poll(&s, 0), 100 * MS);          /* only the periodic one went */
+    CHECK_EQ(b.n, 1);
+    CHECK_EQ(b.id[0], 0x100);
+    b.now = 50 * MS;
+    CHECK_EQ(sf_tx_trigger(&s, 1, 50 * MS), 1);
+    CHECK_EQ(sf_tx_trigger(&s, 1, 55 * MS), 0);     /* still armed: coalesced */
+    CHECK_EQ(sf_tx_poll(&s, 50 * MS), 60 * MS);
+    b.now = 60 * MS;
+    CHECK_EQ(sf_tx_poll(&s, 60 * MS), 100 * MS);
+    CHECK_EQ(b.n, 2);
+    CHECK_EQ(b.id[1], 0x7E0);
+    CHECK_EQ(b.at[1], 60 * MS);
+    b.now = 70 * MS;
+    CHECK_EQ(sf_tx_poll(&s, 70 * MS), 100 * MS);    /* once per trigger */
+    CHECK_EQ(b.n, 2);
+    CHECK_EQ(sf_tx_trigger(&s, 2, 70 * MS), 1);
+    CHECK_EQ(sf_tx_trigger(&s, 1, 70 * MS), 1);     /* sent: armed again */
+    sf_tx_poll(&s, 70 * MS);
+    b.now = 80 * MS;
+    sf_tx_poll(&s, 80 * MS);
+    CHECK_EQ(b.n, 4);
+    CHECK_EQ(b.id[2], 0x7E1);
+    CHECK_EQ(b.id[3], 0x7E0);
+    CHECK_EQ(b.at[3], 80 * MS);
+    CHECK_EQ(s.triggers, 3);
+    CHECK_EQ(s.coalesced, 1);
+    CHECK_EQ(sf_tx_trigger(&s, 0, 90 * MS), 0);     /* 0 is no trigger */
+}
+
 int main(void)
 {
+    test_trigger();
     test_periodic_no_drift();
     test_single_shot();
     test_many_entries();

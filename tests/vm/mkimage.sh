@@ -64,7 +64,7 @@ for t in candump cangen cansend cansequence canbusload isotpsend isotprecv isotp
 done
 put_exe "$(command -v ip)" /usr/sbin/ip
 put_exe "$sf" /usr/bin/streamfat
-for h in log_frames; do
+for h in log_frames vm_ecu kern_isotp kern_j1939; do
     [[ -x $helpers/$h ]] || { echo "mkimage: no $helpers/$h (build the tests)" >&2; exit 1; }
     put_exe "$helpers/$h" "/usr/bin/$h"
 done

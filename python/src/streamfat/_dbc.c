@@ -322,6 +322,9 @@ static inline int64_t mux_value(uint64_t bits, const sig_t *p, int *ok)
 }
 
 #define CHUNK 1024
+/* the longest message decoded: a J1939 transport-protocol message (SAE J1939-21: 255
+ * packets of 7 bytes), reassembled by streamfat.messages; CAN FD frames have 64 */
+#define MSG_MAX 1785
 
 /* decode(words, offsets, offsets_first, values, rows, msg_length, sigs_i, sigs_f, mux_ids,
  *        out, valid)
@@ -363,7 +366,7 @@ static PyObject *py_decode(PyObject *self, PyObject *args)
     int64_t nsig = b[3].v.len / 8 / SIG_COLS, nmux = b[5].v.len / 8;
     const char *bad = NULL;
     if (b[4].v.len / 16 != nsig || b[6].v.len / 8 < nsig * n || b[7].v.len < nsig * n ||
-        msg_len < 0 || msg_len > 64 || first < 0 || (msg_len <= 8 && b[8].v.len / 8 < n))
+        msg_len < 0 || msg_len > MSG_MAX || first < 0 || (msg_len <= 8 && b[8].v.len / 8 < n))
         bad = "buffer sizes do not match";
     sig_t *sig = bad ? NULL : PyMem_Calloc(nsig ? nsig : 1, sizeof *sig);
     if (!bad && !sig) {
@@ -412,8 +415,6 @@ static PyObject *py_decode(PyObject *self, PyObject *args)
     int any_be = 0;
     for (int64_t k = 0; k < nsig; k++)
         any_be |= sig[k].be;
-    uint8_t pad[80];
-    memset(pad, 0, sizeof pad);
     const int short_msg = msg_len <= 8;
     for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {
         int64_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
@@ -437,10 +438,10 @@ static PyObject *py_decode(PyObject *self, PyObject *args)
                     o_[i] = (w[i] >> sh) & mask;
                 convert(o_, cn, s);
             } else {
-                for (int64_t i = 0; i < cn; i++) {
-                    memcpy(pad, vals + offs[first + rows[c0 + i]], (size_t)msg_len);
-                    o_[i] = raw_any(pad, s);
-                }
+                /* in place: every row was checked to hold msg_len bytes, and the
+                 * signal's bytes to lie within them */
+                for (int64_t i = 0; i < cn; i++)
+                    o_[i] = raw_any(vals + offs[first + rows[c0 + i]], s);
                 convert(o_, cn, s);
             }
             if (s->parent >= 0) {

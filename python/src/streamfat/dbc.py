@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 
 from . import _dbc as _ext
 from .errors import DbcError
@@ -35,8 +36,44 @@ def load(paths):
         except Exception as e:                    # cantools raises many kinds
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise DbcError(f"{p}: cantools cannot read it: {msg}") from e
+        # J1939 (docs/LAKE.md "J1939"): a message of VFrameFormat J1939PG (cantools'
+        # protocol "j1939"), or every message of a DBC whose ProtocolType is J1939 when all
+        # of them have 29-bit ids (asammdf's extract_bus_logging's rule)
+        attrs = getattr(getattr(db, "dbc", None), "attributes", None) or {}
+        ptype = attrs.get("ProtocolType")
+        ptype = str(getattr(ptype, "value", ptype) or "").lower()
+        all_j1939 = ptype == "j1939" and all(m.is_extended_frame for m in db.messages)
         for m in db.messages:
+            j = bool(m.is_extended_frame) and (all_j1939 or
+                                               getattr(m, "protocol", None) == "j1939")
+            try:
+                m._streamfat_j1939 = j
+            except AttributeError:                # pragma: no cover
+                pass
             out.setdefault((m.frame_id, bool(m.is_extended_frame)), m)
+    return out
+
+
+def is_j1939(msg):
+    """Does msg match frames by PGN (load() marks J1939 messages)?"""
+    return getattr(msg, "_streamfat_j1939", False)
+
+
+def j1939_pgn(ids):
+    """The PGN of 29-bit ids (numpy), SAE J1939-21: EDP, DP, PF and, for PDU2 (PF >= 240),
+    PS; a PDU1 PGN has PS = 0 (PS is the destination address)."""
+    ids = np.asarray(ids, np.uint32)
+    pf = (ids >> 16) & 0xFF
+    return np.where(pf >= 240, (ids >> 8) & 0x3FFFF, (ids >> 8) & 0x3FF00).astype(np.uint32)
+
+
+def _j1939_map(messages):
+    """{pgn: (frame_id, ext)} of the J1939 messages (the first of a PGN wins, as in
+    asammdf)."""
+    out = {}
+    for key, m in messages.items():
+        if is_j1939(m):
+            out.setdefault(int(j1939_pgn([key[0]])[0]), key)
     return out
 
 
@@ -255,6 +292,22 @@ def split_frames(table, messages, stats=None, labels=True):
     lengths = np.array([m.length for _k, m in msgs], np.int64)
     n = table.num_rows
     ids = _numpy(table.column("id"), np.uint32)
+    orig_ids = ids
+    jmap = _j1939_map(messages)
+    if jmap and n:
+        # a J1939 message takes the 29-bit frames of its PGN, whatever their priority and
+        # source address (an exact id of another message first): the C grouping sees them
+        # under the message's own id
+        ext = _numpy(table.column("ext"), bool)
+        exact = np.isin(ids.astype(np.uint64) | (ext.astype(np.uint64) << 32), keys)
+        pgn = j1939_pgn(ids)
+        jp = np.array(sorted(jmap), np.uint32)
+        pos = np.clip(np.searchsorted(jp, pgn), 0, len(jp) - 1)
+        hit = ext & ~exact & (jp[pos] == pgn)
+        if hit.any():
+            target = np.array([jmap[int(p)][0] for p in jp], np.uint32)
+            ids = ids.copy()
+            ids[hit] = target[pos[hit]]
     dlc = _numpy(table.column("dlc"), np.uint8)
     tsa = table.column("ts").combine_chunks()
     ts_type = tsa.type
@@ -285,9 +338,61 @@ def split_frames(table, messages, stats=None, labels=True):
             continue
         out[msg.name] = _decode(msg, labels, b - a, words[a:b], data, order[a:b],
                                 ts_out[a:b], chan_out[a:b], ts_type, ch.dictionary)
+        if is_j1939(msg):
+            out[msg.name] = _with_sa(out[msg.name], orig_ids[order[a:b]] & 0xFF)
         stats.frames += b - a
     rest = order[int(starts[len(msgs)]):]
     raw = table if len(rest) == n else table.slice(0, 0) if not len(rest) else \
         table.take(pa.array(rest))
     stats.undecoded += raw.num_rows
     return out, raw
+
+
+def _with_sa(t, sa):
+    """A J1939 message's table gets the source address of each row (after channel)."""
+    return t.add_column(2, "sa", pa.array(np.asarray(sa, np.uint8), pa.uint8()))
+
+
+def split_j1939_messages(table, messages, stats=None, labels=True):
+    """J1939 transport-protocol messages (streamfat.read_messages rows of protocol j1939,
+    or the lake's, with `ts` or `first_ts`, `channel`, `pgn`, `sa`, `status`, `length`,
+    `payload`) decoded like single frames by the J1939 DBC messages of their PGN: returns
+    ({message name: table of ts, channel, sa and the signals}, the rows no message decoded:
+    another PGN, another length, or a broken message)."""
+    stats = stats or DecodeStats()
+    jmap = _j1939_map(messages)
+    n = table.num_rows
+    if not jmap or not n:
+        return {}, table
+    tcol = "ts" if "ts" in table.column_names else "first_ts"
+    tsa = table.column(tcol).combine_chunks()
+    ts = _numpy(tsa.cast(pa.int64()), np.int64)
+    ch = table.column("channel").combine_chunks()
+    if not pa.types.is_dictionary(ch.type):
+        ch = ch.dictionary_encode()
+    chan = _numpy(ch.indices, np.int32)
+    pgn = _numpy(table.column("pgn").fill_null(0xFFFFFFFF), np.uint32)
+    length = _numpy(table.column("length"), np.int64)
+    sa = _numpy(table.column("sa").fill_null(0), np.uint8)
+    ok = _numpy(pa.compute.equal(table.column("status"), "ok"), bool)
+    data = _data_buffers(table.rename_columns(["data" if c == "payload" else c
+                                               for c in table.column_names]))
+    _d, offsets, first, values = data
+    taken = np.zeros(n, bool)
+    out = {}
+    for p, key in jmap.items():
+        msg = messages[key]
+        rows = np.nonzero(ok & (pgn == p) & (length == msg.length))[0].astype(np.int64)
+        if not len(rows):
+            continue
+        words = np.zeros(len(rows), np.uint64)
+        if msg.length <= 8:           # the short path reads little-endian words
+            for k in range(msg.length):
+                words |= values[offsets[first + rows] + k].astype(np.uint64) << np.uint64(8 * k)
+        t = _decode(msg, labels, len(rows), words, data, rows, ts[rows], chan[rows],
+                    tsa.type, ch.dictionary)
+        out[msg.name] = _with_sa(t, sa[rows])
+        taken[rows] = True
+        stats.frames += len(rows)
+    rest = table.filter(pa.array(~taken)) if taken.any() else table
+    return out, rest

@@ -25,11 +25,13 @@ import tempfile
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 
 from . import dbc as _dbc
 from .errors import (DbcError, FormatError, LakeError, NotAVolumeError, SourceNotFoundError,
                      StreamfatError)
+from . import messages as _msgs
 from .reader import _damage_error, _decode_file, _frames_batch, _iter_files, _other_batch
 
 MANIFEST = "_streamfat_lake.json"
@@ -37,6 +39,10 @@ ROW_GROUP = 1 << 20           # rows per Parquet row group, at most (docs/LAKE.m
 PENDING_BYTES = 64 << 20      # rows waiting for their row group, at most (docs/LAKE.md)
 DECODE_ROWS = 1 << 18         # frames decoded at once (the reader's batches gathered)
 DAY_NS = 86_400 * 10**9
+# what spans frames (streamfat.messages, docs/LAKE.md): the partition of each table; the
+# messages table goes by protocol
+MESSAGE_PARTS = {"isotp": "_isotp", "j1939": "_j1939_tp", "fast": "_nmea2000_fast",
+                 "uds": "_uds", "obd2": "_obd2", "dm1": "_j1939_dm1"}
 
 
 def _safe(name):
@@ -148,6 +154,7 @@ class Summary:
         self.dbc = _dbc.DecodeStats()
         self.damaged = {}
         self.drops = 0
+        self.messages = 0             # reassembled messages written (MESSAGE_PARTS)
         self.not_logs = []            # NotALogError per file without one valid block
 
     def line(self):
@@ -161,29 +168,39 @@ class Summary:
         return s
 
 
-def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
+def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None,
+           isotp_pairs=(), fast_pgns=()):
     """Add the rows of the log files of sources to the lake at out (created if missing).
-    Returns a Summary."""
+    isotp_pairs, fast_pgns: as streamfat.read_messages (the OBD-II / UDS ids and J1939 TP
+    are always reassembled). Returns a Summary."""
     for src in sources:               # a typo is one line before anything is written
         if isinstance(src, (str, bytes, os.PathLike)) and not os.path.lexists(src):
             raise SourceNotFoundError(os.fsdecode(src))
     messages = _dbc.load(dbc_paths) if dbc_paths else {}
+    proto = (tuple(isotp_pairs), tuple(fast_pgns))
+    _msgs._reassembler(0, _msgs.PROTOCOLS, *proto, None)   # a bad pair: before any write
     lake = Lake(out)
     if not os.path.exists(lake.manifest_path):
         lake.save()                   # a new lake: a run killed in its first file leaves a lake
     sm = summary or Summary()
     for src in sources:
         for name, f in _iter_files(src):
-            _ingest_file(lake, sm, name, f, messages, device, labels)
+            _ingest_file(lake, sm, name, f, messages, device, labels, proto)
     lake.save()
     return sm
 
 
-def _ingest_file(lake, sm, name, f, messages, device, labels):
+def _ingest_file(lake, sm, name, f, messages, device, labels, proto):
     """Stream one file into the lake: its batches (4 MiB of log each, gathered to
     DECODE_ROWS frames) are decoded and handed to per-partition Parquet writers as they
-    come, so that memory stays flat in the size of the file."""
+    come, so that memory stays flat in the size of the file. The same batches go to the
+    library's reassembly (streamfat._proto): its messages and decoded tables are kept by
+    the block of the frame that completed them, like frames by theirs."""
     state = None
+    want = 0
+    for t in _msgs.TABLES:
+        want |= _msgs._WANT[t]
+    reasm = _msgs._reassembler(want, _msgs.PROTOCOLS, proto[0], proto[1], None)
     parts = None
     frames, nframes = [], 0
     after = last = 0
@@ -217,6 +234,7 @@ def _ingest_file(lake, sm, name, f, messages, device, labels):
                 dev = device or st.meta.get("device") or "unknown"
                 parts = _Parts(lake, sm, dev, fid, after, st.header.clock == "realtime")
             if b["ncan"]:
+                _add_messages(parts, sm, reasm, st, b, after, messages, labels)
                 fb = _frames_batch(st, b, with_block=True)
                 fb, last = _new_rows(fb, after, last)
                 if fb is not None:
@@ -258,6 +276,38 @@ def _ingest_file(lake, sm, name, f, messages, device, labels):
         sm.files_grown += 1
     else:
         sm.files_new += 1
+
+
+def _add_messages(parts, sm, reasm, st, b, after, dbc_messages, labels):
+    """Feed a batch's frames to the reassembly; the rows it hands out (messages, UDS,
+    OBD-II, DM1) of blocks after `after` go to their partitions (MESSAGE_PARTS), with `ts`
+    the first frame's time. A message still open when the file ends is not written: it
+    comes whole when the file grows (read_messages shows it, status "end")."""
+    reasm.feed(b["ncan"], b["can_ts"], b["can_id"], b["can_flags"], b["can_channel"],
+               b["can_len"], b["can_offsets"], b["can_data"])
+    out = _msgs._batches(st, reasm.take(), _msgs.TABLES, with_pos=True)
+    runs = np.frombuffer(b["can_block_runs"], np.uint64).reshape(-1, 2)
+    blocks = np.repeat(runs[:, 0], runs[:, 1].astype(np.int64))
+    for table, batch in out.items():
+        if not batch.num_rows:
+            continue
+        pos = batch.column("pos").to_numpy()
+        keep = blocks[pos] > after
+        t = pa.Table.from_batches([batch]).drop_columns(["pos"])
+        if not keep.all():
+            t = t.filter(pa.array(keep))
+        t = t.rename_columns(["ts" if c == "first_ts" else c for c in t.column_names])
+        if table != "messages":
+            parts.add_by_date(MESSAGE_PARTS[table], t)
+            continue
+        sm.messages += t.num_rows
+        for proto in _msgs.PROTOCOLS:
+            sub = t.filter(pa.compute.equal(t.column("protocol"), proto))
+            if proto == "j1939" and dbc_messages and sub.num_rows:
+                decoded, sub = _dbc.split_j1939_messages(sub, dbc_messages, sm.dbc, labels)
+                for msg, dt in decoded.items():
+                    parts.add_by_date(msg, dt)
+            parts.add_by_date(MESSAGE_PARTS[proto], sub)
 
 
 def _new_rows(batch, after, last):
@@ -365,13 +415,22 @@ def main(argv=None, prog="streamfat-lake"):
     ap.add_argument("--out", required=True, help="the lake directory")
     ap.add_argument("--no-labels", action="store_true", help="no <signal>_label columns "
                     "for value tables")
+    ap.add_argument("--isotp-pair", action="append", default=[], metavar="A:B[:ext|:mixed]",
+                    help="an ISO-TP id pair to reassemble besides the OBD-II / UDS ids "
+                    "(hex; repeatable; as streamfat export)")
+    ap.add_argument("--fast-pgn", action="append", default=[], type=int, metavar="PGN",
+                    help="an NMEA 2000 PGN sent as fast packets (repeatable)")
     ap.add_argument("sources", nargs="+", help="image, block device, directory or .SFL file")
     a = ap.parse_args(argv)
     try:
-        sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels)
+        sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels,
+                    isotp_pairs=a.isotp_pair, fast_pgns=a.fast_pgn)
     except (StreamfatError, OSError) as e:
         print(f"{prog}: {_one_line(e)}", file=sys.stderr)
         return 1
+    except ValueError as e:           # a malformed --isotp-pair
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
     print(sm.line())
     for e in sm.not_logs:             # the rest is in the lake; these files are not logs
         print(f"{prog}: {e}", file=sys.stderr)

@@ -18,7 +18,11 @@ its volume); several paths separated by commas. Options:
   mode                PERMISSIVE (default: damaged blocks skipped, see kind=damage) or
                       FAILFAST (the first damage fails the job with streamfat.FormatError)
   kind                frames (default), drop, or damage (one row per damage the reader
-                      rules skipped: the count PERMISSIVE leaves out)
+                      rules skipped: the count PERMISSIVE leaves out); messages, uds, obd2,
+                      dm1: streamfat.read_messages / read_uds / read_obd2 / read_dm1's
+                      tables (what spans frames, docs/PYTHON.md), one partition per file
+  isotpPairs, fastPgns  kind=messages, uds, obd2: ISO-TP pairs ("6F1:612:ext") and NMEA
+                      2000 fast-packet PGNs, separated by commas
   blocksPerPartition  a file of more blocks is read as several partitions of block ranges
                       (default 2048; 0: one partition per file)
 
@@ -47,11 +51,32 @@ from .volume import Volume
 
 FRAME_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
              "channel string, id int, ext boolean, rtr boolean, fd boolean, brs boolean, "
-             "esi boolean, err boolean, dlc tinyint, data binary")
+             "esi boolean, err boolean, dlc tinyint, data binary, tx boolean")
 DROP_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
             "count bigint, first_ts_ns bigint, last_ts_ns bigint")
 DAMAGE_DDL = ("file string, kind string, reason string, block bigint, offset bigint, "
               "blocks bigint")
+# what spans frames (streamfat.messages): the tables' columns, the times as ts (the first
+# frame's, microseconds) and *_ns (nanoseconds); 8-bit unsigned numbers as smallint
+_MSG_HEAD = "file string, device string, date string, ts timestamp, ts_ns bigint, "
+MESSAGE_DDL = {
+    "messages": _MSG_HEAD + "last_ts_ns bigint, channel string, protocol string, "
+    "status string, id int, eff boolean, fc_id int, mode string, addr smallint, sa smallint, "
+    "da smallint, prio smallint, pgn int, fd boolean, length int, declared int, frames int, "
+    "payload binary",
+    "uds": _MSG_HEAD + "last_ts_ns bigint, req_ts_ns bigint, channel string, id int, "
+    "eff boolean, fc_id int, kind string, sid smallint, service string, sub smallint, "
+    "nrc smallint, nrc_name string, did int, data binary, avail_mask smallint, "
+    "dtcs array<struct<dtc: int, status: smallint>>",
+    "obd2": _MSG_HEAD + "last_ts_ns bigint, channel string, id int, eff boolean, "
+    "mode smallint, pid smallint, frame smallint, kind string, name string, value double, "
+    "unit string, text string, data binary",
+    "dm1": _MSG_HEAD + "last_ts_ns bigint, channel string, id int, dm string, pgn int, "
+    "prio smallint, sa smallint, da smallint, tp boolean, mil string, mil_flash string, "
+    "red_stop string, red_stop_flash string, amber_warning string, "
+    "amber_warning_flash string, protect string, protect_flash string, spn int, "
+    "fmi smallint, oc smallint, cm smallint",
+}
 DAY_NS = 86_400 * 10**9
 
 
@@ -204,6 +229,8 @@ class StreamfatDataSource(DataSource):
             return DAMAGE_DDL
         if kind == "drop":
             return DROP_DDL
+        if kind in MESSAGE_DDL:
+            return MESSAGE_DDL[kind]
         msgs = self._messages()
         if not msgs:
             return FRAME_DDL
@@ -253,7 +280,9 @@ class StreamfatReader(DataSourceReader):
         with self._open(image, path) as f:
             head = f.read(48)
         bs = int.from_bytes(head[40:44], "little") if head[:4] == b"SFLB" else 0
-        if not bs or not self.per_part or size <= bs * self.per_part:
+        # a message spans frames: the reassembly reads a file whole
+        if not bs or not self.per_part or size <= bs * self.per_part or \
+                self.kind in MESSAGE_DDL:
             return [Part(image, path, 0, -1, neither)]
         nblocks = (size + bs - 1) // bs
         # as many ranges as blocksPerPartition asks for, of equal size (not full ones and a
@@ -284,6 +313,9 @@ class StreamfatReader(DataSourceReader):
         messages = _dbc.load(self.dbc) if self.dbc and self.kind == "frames" else {}
         sigcols = _signal_columns(messages) if messages else []
         name = f"{part.image}:{part.path}" if part.image else part.path
+        if self.kind in MESSAGE_DDL:
+            yield from self._read_messages(name, part, errors)
+            return
         with self._open(part.image, part.path) as f:
             src = f if part.last < 0 else _Range(f, part.first, part.last)
             rng = src
@@ -316,9 +348,40 @@ class StreamfatReader(DataSourceReader):
                 for msg, dt in decoded.items():
                     yield self._project(self._signal_batch(name, dev, st, msg, dt, sigcols))
 
-    def _project(self, batch):
+    def _read_messages(self, name, part, errors):
+        """kind=messages, uds, obd2, dm1: the file through streamfat.messages (the
+        library's reassembly and decoders), one batch per chunk of log."""
+        from . import messages as _msgs
+        pairs = [p for p in (_opt(self.options, "isotpPairs") or "").split(",") if p]
+        pgns = [int(p) for p in (_opt(self.options, "fastPgns") or "").split(",") if p]
+        with self._open(part.image, part.path) as f:
+            src = _NeitherFile(f) if part.neither else f
+            for st, out in _msgs.iter_file_tables(name, src, (self.kind,),
+                                                  isotp_pairs=pairs, fast_pgns=pgns,
+                                                  errors=errors):
+                t = out[self.kind]
+                if not t.num_rows:
+                    continue
+                dev = self.device or st.meta.get("device") or "unknown"
+                cols = self._common(name, dev, st, t.column("first_ts"))
+                names = ["file", "device", "date", "ts", "ts_ns"]
+                for n in t.schema.names:
+                    if n == "first_ts":
+                        continue
+                    c = t.column(n)
+                    if n.endswith("_ts"):
+                        n, c = n + "_ns", c.cast(pa.int64())
+                    elif pa.types.is_dictionary(c.type):
+                        c = c.cast(pa.string())
+                    cols.append(c)
+                    names.append(n)
+                yield self._project(pa.RecordBatch.from_arrays([_one(c) for c in cols],
+                                                               names=names), always=True)
+
+    def _project(self, batch, always=False):
         """The batch with the columns (and types) of a schema the user gave, in its order."""
-        if self.wanted is None or [n for n, _ in self.wanted] == batch.schema.names:
+        if self.wanted is None or (not always and
+                                   [n for n, _ in self.wanted] == batch.schema.names):
             return batch
         cols = []
         for n, typ in self.wanted:
@@ -357,9 +420,9 @@ class StreamfatReader(DataSourceReader):
         cols = self._common(name, dev, st, t.column("ts"))
         cols += [t.column("channel").cast(pa.string()), t.column("id").cast(pa.int32())]
         cols += [t.column(c) for c in ("ext", "rtr", "fd", "brs", "esi", "err")]
-        cols += [t.column("dlc").cast(pa.int8()), t.column("data")]
+        cols += [t.column("dlc").cast(pa.int8()), t.column("data"), t.column("tx")]
         names = ["file", "device", "date", "ts", "ts_ns", "channel", "id", "ext", "rtr", "fd",
-                 "brs", "esi", "err", "dlc", "data"]
+                 "brs", "esi", "err", "dlc", "data", "tx"]
         return pa.RecordBatch.from_arrays([_one(c) for c in cols], names=names)
 
     def _drop_batch(self, name, dev, st, t):
