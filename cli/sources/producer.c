@@ -6,11 +6,13 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 void src_sleep_until(uint64_t mono_ns)
@@ -121,17 +123,48 @@ ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_f
     return src_recv_meta(fd, buf, cap, ts, msg_flags, &drops, &have);
 }
 
+/* The control messages of one received datagram: its kernel time and drop counter. */
+static void read_cmsgs(struct msghdr *mh, uint64_t *ts, uint32_t *drops, int *have_drops)
+{
+    struct cmsghdr *cm;
+
+    *ts = 0;
+    *have_drops = 0;
+    for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec t;
+            memcpy(&t, CMSG_DATA(cm), sizeof t);
+            *ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
+        } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+                   cm->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
+            memcpy(drops, CMSG_DATA(cm), sizeof *drops);
+            *have_drops = 1;
+        }
+    }
+}
+
+/* Wait up to POLL_MS for fd to become readable: 1, or 0 (nothing: errno EAGAIN). */
+static int wait_readable(int fd)
+{
+    struct pollfd pf = { fd, POLLIN, 0 };
+    int pr = poll(&pf, 1, POLL_MS);
+
+    if (pr == 0 || (pr < 0 && errno == EINTR)) {
+        errno = EAGAIN;
+        return 0;
+    }
+    return 1;
+}
+
 ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags,
                       uint32_t *drops, int *have_drops)
 {
     union {
         struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(struct timespec)) * 2 + CMSG_SPACE(sizeof(uint32_t))];
+        char buf[SRC_RX_CTL];
     } ctl;
-    struct pollfd pf = { fd, POLLIN, 0 };
     struct iovec iov = { buf, cap };
     struct msghdr mh;
-    struct cmsghdr *cm;
     ssize_t r;
 
     *ts = 0;
@@ -145,29 +178,70 @@ ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flag
      * keeps coming (a busy bus), not two */
     r = recvmsg(fd, &mh, MSG_DONTWAIT);
     if (r < 0 && errno == EAGAIN) {
-        int pr = poll(&pf, 1, POLL_MS);
-        if (pr == 0 || (pr < 0 && errno == EINTR)) {
-            errno = EAGAIN;
+        if (!wait_readable(fd))
             return -1;
-        }
         mh.msg_controllen = sizeof ctl.buf;
         r = recvmsg(fd, &mh, MSG_DONTWAIT);
     }
     if (r < 0)
         return -1;
-    for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
-            struct timespec t;
-            memcpy(&t, CMSG_DATA(cm), sizeof t);
-            *ts = (uint64_t)t.tv_sec * NS + (uint64_t)t.tv_nsec;
-        } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
-                   cm->cmsg_len >= CMSG_LEN(sizeof(uint32_t))) {
-            memcpy(drops, CMSG_DATA(cm), sizeof *drops);
-            *have_drops = 1;
-        }
-    }
+    read_cmsgs(&mh, ts, drops, have_drops);
     *msg_flags = mh.msg_flags;
     return r;
+}
+
+/* Each message's buffers are set again before every call: the kernel overwrites
+ * msg_controllen (and msg_flags, msg_len) of the messages it fills. */
+static int recv_batch_once(int fd, struct src_rx_batch *b, int flags)
+{
+    for (unsigned i = 0; i < SRC_RX_BATCH; i++) {
+        struct msghdr *mh = &b->mm[i].msg_hdr;
+        b->iov[i].iov_base = b->data[i];
+        b->iov[i].iov_len = sizeof b->data[i];
+        memset(mh, 0, sizeof *mh);
+        mh->msg_iov = &b->iov[i];
+        mh->msg_iovlen = 1;
+        mh->msg_control = b->ctl[i].buf;
+        mh->msg_controllen = sizeof b->ctl[i].buf;
+    }
+    return recvmmsg(fd, b->mm, SRC_RX_BATCH, flags, NULL);
+}
+
+int src_rx_blocking(int fd)
+{
+    struct timeval tv = { 0, POLL_MS * 1000 };
+    int fl = fcntl(fd, F_GETFL);
+
+    if (fl < 0 || (fl & O_NONBLOCK))
+        return 0;
+    return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0;
+}
+
+int src_recv_batch(int fd, struct src_rx_batch *b, int block)
+{
+    int n;
+
+    /* A blocking socket with a receive timeout: the first datagram waited for, the rest
+     * taken as far as they are there (MSG_WAITFORONE): one system call per wake-up. */
+    if (block)
+        return recv_batch_once(fd, b, MSG_WAITFORONE);
+    /* else as src_recv_meta: read first, poll only when the queue is empty */
+    n = recv_batch_once(fd, b, MSG_DONTWAIT);
+    if (n < 0 && errno == EAGAIN) {
+        if (!wait_readable(fd))
+            return -1;
+        n = recv_batch_once(fd, b, MSG_DONTWAIT);
+    }
+    return n;
+}
+
+ssize_t src_rx_message(struct src_rx_batch *b, unsigned i, const uint8_t **data, uint64_t *ts,
+                       int *msg_flags, uint32_t *drops, int *have_drops)
+{
+    read_cmsgs(&b->mm[i].msg_hdr, ts, drops, have_drops);
+    *msg_flags = b->mm[i].msg_hdr.msg_flags;
+    *data = b->data[i];
+    return (ssize_t)b->mm[i].msg_len;
 }
 
 int src_bind_source(struct producer *p, int fd, const void *addr, socklen_t len,

@@ -11,8 +11,11 @@
  *    DROP record with SF_DROP_SOURCE on the interface's channel, between the times of the
  *    frames around the loss; the count at the end from SO_MEMINFO. The receive buffer is
  *    sized (SO_RCVBUFFORCE as root) so that this stays rare;
- *  - an interface going down: ENETDOWN from recvmsg; an ANNOTATION record on its
- *    channel, and another when it is up again (the socket stays bound; frames resume). */
+ *  - an interface going down: ENETDOWN from the receive; an ANNOTATION record on its
+ *    channel, and another when it is up again (the socket stays bound; frames resume).
+ * Reading costs one system call per wake-up, not per frame: recvmmsg batches with
+ * per-message control messages (src_recv_batch), and on a busy bus a short wait between
+ * batches so that frames gather (docs/BENCHMARKS.md, capture against candump -l). */
 #include "source_int.h"
 #include "cli.h"
 
@@ -22,6 +25,7 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,6 +45,8 @@
 #ifndef SO_MEMINFO
 #define SO_MEMINFO 55
 #endif
+
+#define COALESCE_NS 1000000u        /* can_main: a burst's frames gather this long */
 
 static int can_match(const char *spec)
 {
@@ -208,23 +214,20 @@ static void *can_main(void *arg)
 {
     struct producer *p = arg;
     struct log_source *s = p->s;
-    union {
-        struct canfd_frame fd;
-        uint8_t bytes[CANFD_MTU + 16];
-    } u;
+    struct src_rx_batch *rx = malloc(sizeof *rx);
     struct kdrops k = { 0, now_ns(CLOCK_REALTIME) };
-    int done = 0, down = 0, draining = 0;
-    uint64_t stop_ts = 0;
+    int done = 0, down = 0, draining = 0, block = src_rx_blocking(p->fd);
+    uint64_t stop_ts = 0, last_batch = 0;
 
+    if (!rx) {
+        src_set_error(s, "%s: out of memory", s->names[p->ch]);
+        goto out;
+    }
     if (src_send_start(p) || src_poll_start(p))
         goto out;
 
-    for (;;) {
-        struct src_can_frame f;
-        uint64_t ts;
-        uint32_t drops;
-        int mflags, have_drops;
-        ssize_t r;
+    while (!done) {
+        int n;
 
         if (!draining && stopping(s)) {
             if (atomic_load_explicit(&s->limit_hit, memory_order_relaxed))
@@ -232,8 +235,10 @@ static void *can_main(void *arg)
             draining = 1;
             stop_ts = now_ns(CLOCK_REALTIME);
         }
-        r = src_recv_meta(p->fd, u.bytes, sizeof u.bytes, &ts, &mflags, &drops, &have_drops);
-        if (r < 0) {
+        /* every datagram the socket holds, up to a batch, in one system call (while
+         * draining: only what is there) */
+        n = src_recv_batch(p->fd, rx, block && !draining);
+        if (n < 0) {
             if (draining && (errno == EAGAIN || errno == ENETDOWN))
                 break;
             if (errno == EINTR || errno == EAGAIN) {
@@ -254,48 +259,72 @@ static void *can_main(void *arg)
             src_set_error(s, "%s: receive: %s", s->names[p->ch], strerror(errno));
             break;
         }
-        if (r == 0) {
-            done = 1;
-            break;
+        for (int i = 0; i < n; i++) {
+            struct src_can_frame f;
+            const uint8_t *bytes;
+            uint64_t ts;
+            uint32_t drops;
+            int mflags, have_drops;
+            ssize_t r = src_rx_message(rx, (unsigned)i, &bytes, &ts, &mflags, &drops,
+                                       &have_drops);
+
+            if (r == 0) {
+                done = 1;
+                break;
+            }
+            if (!ts)
+                ts = now_ns(CLOCK_REALTIME);
+            if (draining && ts > stop_ts) {
+                done = -1;
+                break;
+            }
+            if (down) {
+                down = 0;
+                annotate(p, ts, "interface up again");
+            }
+            if (have_drops)
+                note_kernel_drops(p, &k, drops, ts);
+            k.last_ts = ts;
+            if ((mflags & MSG_TRUNC) || src_can_decode(bytes, (size_t)r, &f)) {
+                atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+                continue;
+            }
+            f.ts = ts;
+            /* the echo of a frame this socket sent (--send): MSG_CONFIRM, its time the
+             * driver's transmit confirmation; other sockets' frames echoed by the
+             * interface's loopback come without it and stay received frames */
+            if (mflags & MSG_CONFIRM)
+                f.flags |= SF_CAN_TX;
+            else {
+                if (p->poll)
+                    src_poll_feed(p, &f);   /* before the log: flow control goes out at once */
+                if (s->nsend_trig)
+                    src_send_on_frame(s, &f);
+            }
+            if (src_emit_can(p, &f) < 0) {
+                done = 1;
+                break;
+            }
         }
-        if (!ts)
-            ts = now_ns(CLOCK_REALTIME);
-        if (draining && ts > stop_ts)
-            break;
-        if (down) {
-            down = 0;
-            annotate(p, ts, "interface up again");
-        }
-        if (have_drops)
-            note_kernel_drops(p, &k, drops, ts);
-        k.last_ts = ts;
-        if ((mflags & MSG_TRUNC) || src_can_decode(u.bytes, (size_t)r, &f)) {
-            atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
-            continue;
-        }
-        f.ts = ts;
-        /* the echo of a frame this socket sent (--send): MSG_CONFIRM, its time the
-         * driver's transmit confirmation; other sockets' frames echoed by the interface's
-         * loopback come without it and stay received frames */
-        if (mflags & MSG_CONFIRM)
-            f.flags |= SF_CAN_TX;
-        else {
-            if (p->poll)
-                src_poll_feed(p, &f);   /* before the log: flow control goes out at once */
-            if (s->nsend_trig)
-                src_send_on_frame(s, &f);
-        }
-        if (src_emit_can(p, &f) < 0) {
-            done = 1;
-            break;
+        /* A busy bus (this batch came within COALESCE_NS of the last one): let the next
+         * frames gather for COALESCE_NS instead of waking for each (the wake-up, not the
+         * frame, is most of the cost); the times are the kernel's, so nothing but latency
+         * changes. Not when the batch was full (the reader is behind: read on at once) or
+         * while draining. */
+        if (n > 0 && n < SRC_RX_BATCH && !draining && !done) {
+            uint64_t now = now_ns(CLOCK_MONOTONIC);
+            if (now - last_batch < COALESCE_NS)
+                src_sleep_ns(COALESCE_NS);
+            last_batch = now;
         }
     }
     final_kernel_drops(p, &k);
 out:
+    free(rx);
     src_send_join(p);
     src_poll_join(p);
     src_flush_counters(p);
-    if (done)
+    if (done > 0)
         atomic_fetch_add(&s->finished, 1);
     return NULL;
 }

@@ -217,6 +217,33 @@ ssize_t src_recv_stamped(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_f
  * and *drops set, else *have_drops 0. */
 ssize_t src_recv_meta(int fd, void *buf, size_t cap, uint64_t *ts, int *msg_flags,
                       uint32_t *drops, int *have_drops);
+/* Up to SRC_RX_BATCH datagrams of at most SRC_RX_DGRAM bytes (a larger one is cut:
+ * MSG_TRUNC) with their control messages, read by one recvmmsg: a busy socket costs one
+ * system call per batch, not one per datagram (can: and canpair:). */
+#define SRC_RX_BATCH 32
+#define SRC_RX_DGRAM 96             /* CANFD_MTU (72) and room to see a longer datagram */
+#define SRC_RX_CTL (CMSG_SPACE(sizeof(struct timespec)) * 2 + CMSG_SPACE(sizeof(uint32_t)))
+struct src_rx_batch {
+    struct mmsghdr mm[SRC_RX_BATCH];
+    struct iovec iov[SRC_RX_BATCH];
+    union {
+        struct cmsghdr align;
+        char buf[SRC_RX_CTL];
+    } ctl[SRC_RX_BATCH];
+    _Alignas(8) uint8_t data[SRC_RX_BATCH][SRC_RX_DGRAM];
+};
+/* Receive what the socket holds, up to SRC_RX_BATCH datagrams (block: wait for the first
+ * in recvmmsg, fd set up by src_rx_blocking; else poll first): their number (> 0; a
+ * datagram of size 0 is the end of file of a stream-like peer), or -1 with errno set as src_recv_meta (EAGAIN or EINTR: nothing within
+ * POLL_MS). An error after some datagrams comes with the next call (the kernel keeps it). */
+int src_recv_batch(int fd, struct src_rx_batch *b, int block);
+/* Make fd's receives wait at most POLL_MS (SO_RCVTIMEO): 1 when fd is a blocking socket
+ * that took it (then src_recv_batch may block: no poll before each receive), else 0. */
+int src_rx_blocking(int fd);
+/* Datagram i of the last src_recv_batch: its size, bytes, time, flags and drop counter as
+ * src_recv_meta gives them. */
+ssize_t src_rx_message(struct src_rx_batch *b, unsigned i, const uint8_t **data, uint64_t *ts,
+                       int *msg_flags, uint32_t *drops, int *have_drops);
 /* The last step of opening a socket source: bind, naming the socket `what` in the error;
  * from then on the producer owns fd. */
 int src_bind_source(struct producer *p, int fd, const void *addr, socklen_t len,

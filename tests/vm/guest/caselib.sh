@@ -109,6 +109,11 @@ same_lines() {
         fail "$3"
     fi
 }
+# The SJA1000 receive overrun as candump -L shows it: CAN_ERR_CRTL (Debian 6.1's sja1000 adds
+# CAN_ERR_CNT: 0x204), data[1] CAN_ERR_CRTL_RX_OVERFLOW (grep -E)
+OVERRUN_RE=' 20000(0|2)04#..01'
+# overrun_in FILE: a candump -L file holds such an error frame
+overrun_in() { grep -qE "$OVERRUN_RE" "$1"; }
 # marker IFACE ID: send a last frame ID#AA55AA55 from IFACE (a card the loggers do not read)
 marker() { cansend "$1" "$2#AA55AA55"; }
 # wait_seen FILE IFACE ID: until a candump -L FILE holds the marker frame on IFACE (frames
