@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
-need_tool qemu-system-x86_64 cpio gzip busybox candump cangen cansend ip ldd
+need_tool qemu-system-x86_64 cpio gzip busybox candump cangen cansend ip ldd python3
 need_sf
 compgen -G '/boot/vmlinuz-*' >/dev/null || skip "no kernel in /boot (linux-image-amd64)"
 

@@ -102,6 +102,9 @@ done
 cp "$here/guest/init" "$root/init"
 cp "$here/guest/caselib.sh" "$root/vm/caselib.sh"
 cp "$cases"/*.sh "$root/vm/cases/"
+# the live-bus examples of README.md and docs/LOG.md, for 80_doc_examples
+python3 "$here/doc_examples.py" "$here/../../README.md" "$here/../../docs/LOG.md" \
+    > "$root/vm/doc_examples.txt" || exit 1
 chmod +x "$root/init"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | gzip -1 > "$out"
