@@ -193,15 +193,15 @@ static void summary(FILE *o, const struct rpt *r)
     row(o, a, nch ? b : "none");
     row_u(o, "Records", r->records);
     row_u(o, "CAN frames", r->frames);
-    snprintf(b, sizeof b, "%" PRIu64 " records lost (%" PRIu64 " DROP records)", r->dropped,
-             r->drop_records);
+    snprintf(b, sizeof b, "%" PRIu64 " record%s lost (%" PRIu64 " DROP record%s)", r->dropped,
+             r->dropped == 1 ? "" : "s", r->drop_records, r->drop_records == 1 ? "" : "s");
     fputs("<tr class=\"", o);
     fputs(r->dropped ? "bad" : "good", o);
     fputs("\"><th scope=\"row\">Lost (DROP)</th><td id=\"drop-total\">", o);
     html(o, b);
     fputs("</td></tr>\n", o);
-    snprintf(b, sizeof b, "%" PRIu64 " blocks in %" PRIu64 " places", r->damaged_blocks,
-             r->damage_events);
+    snprintf(b, sizeof b, "%" PRIu64 " block%s in %" PRIu64 " place%s", r->damaged_blocks,
+             r->damaged_blocks == 1 ? "" : "s", r->damage_events, r->damage_events == 1 ? "" : "s");
     fputs(r->damage_events ? "<tr class=\"bad\">" : "<tr class=\"good\">", o);
     fputs("<th scope=\"row\">Damaged</th><td id=\"damage-total\">", o);
     html(o, b);
@@ -214,7 +214,7 @@ static void summary(FILE *o, const struct rpt *r)
              r->nfiles == 1 ? "" : "s", sessions,
              sessions == 1 ? "" : "s", r->nfiles - sessions, r->nfiles - sessions == 1 ? "" : "s");
     row(o, "Rotations", b);
-    snprintf(b, sizeof b, "%" PRIu64 " blocks sealed before full%s", ckp,
+    snprintf(b, sizeof b, "%" PRIu64 " block%s sealed before full%s", ckp, ckp == 1 ? "" : "s",
              ckp > RPT_MAX_EVENTS ? " (the first ones on the timeline)" : "");
     row(o, "Checkpoints", b);
     row_u(o, "Triggers", r->ev[EV_TRIGGER].total);
