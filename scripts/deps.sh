@@ -15,6 +15,7 @@ packages=(
     valgrind python3-venv
     libdeflate-dev
     libcjson-dev
+    libsodium-dev
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
     fdisk gdisk python3 g++ mount psmisc time xz-utils mawk faketime
     openjdk-17-jre-headless

@@ -46,6 +46,7 @@
 #include "sf.h"
 #include "stream.h"
 #include "rec.h"
+#include "cipher.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,6 +115,15 @@ struct sf_log_cfg {
     void *work;                  /* writer scratch, >= block_size (raw: >= one sector),
                                     aligned like the ring */
     uint32_t work_size;
+    /* Sealed files (docs/FORMAT.md, "Sealed files"; not with SF_LOG_RAW): with cipher_port
+     * set, each file gets a random key sealed to cipher_pub (an X25519 public key, 32
+     * bytes, the caller's until sf_log_close) and every record block is sealed with AEAD
+     * cipher_aead (enum sf_aead; 0: XChaCha20-Poly1305). A record then holds at most
+     * block_size - 104 body bytes, a name or META string block_size - 136. The file key is
+     * erased when the writer moves on from a file (rotation, close). */
+    const struct sf_cipher_port *cipher_port;
+    const uint8_t *cipher_pub;
+    uint32_t cipher_aead;
 };
 
 /* Statistics; counters only grow. One definition, used by `streamfat log` (text and --json)
