@@ -11,6 +11,7 @@
 #                stored as its non-zero sectors (see add_image), at most SEED_CAP bytes
 #                (default 1 MiB).
 # OUTDIR/decode  logs from `streamfat log --source gen:can` (block sizes 512, 4K, 16K, one
+#                sealed to fuzz/seal_test.pub with control byte 0x21, one
 #                cut short), each with the control byte 0x01 (fix CRCs) in front
 # OUTDIR/candump candump -L lines: classic, extended, remote, CAN FD, error frames
 # OUTDIR/blf     `streamfat export --format blf` (zlib and stored containers) of a log of
@@ -170,6 +171,17 @@ for chunk in "${chunks[@]}"; do
     done
     rm -f "$img"
 done
+# Sealed logs (issue 29): sealed to fuzz/seal_test.pub, whose secret key fuzz_decode holds;
+# control byte 0x21: fix CRCs, open with that key (the decrypting reader).
+if "$SF" keygen --help >/dev/null 2>&1; then
+    img=$tmp/seal.img
+    "$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
+    if "$SF" log -q --source gen:can,channels=2 --chunk 512 --max-records 200 --no-direct \
+            --encrypt-to "$(dirname "$0")/seal_test.pub" "$img" </dev/null >/dev/null 2>&1; then
+        { printf '\041'; "$SF" cat "$img" /LOG00001.SFL </dev/null; } > "$out/decode/sealed-512"
+    fi
+    rm -f "$img"
+fi
 # one cut inside a block
 if [[ -f $out/decode/log1-512 ]]; then
     head -c 1300 "$out/decode/log1-512" > "$out/decode/log-cut"

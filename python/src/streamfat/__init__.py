@@ -6,7 +6,7 @@
 """
 from . import _core
 from .errors import (DbcError, FormatError, LakeError, NotALogError, NotAVolumeError,
-                     SourceIsADirectoryError, SourceNotFoundError, StreamfatError)
+                     SealedLogError, SourceIsADirectoryError, SourceNotFoundError, StreamfatError)
 from .volume import Entry, Volume, VolumeFile, open_volume
 from .reader import (Annotation, Channel, Damage, Drop, Frame, Header, Latency, Meta, Sample,
                      Text, damage_summary, iter_batches, list_sources, read_arrow, read_log)
@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 __all__ = [
     "open_volume", "read_log", "read_arrow", "iter_batches", "damage_summary", "list_sources",
     "Volume", "VolumeFile", "Entry", "FormatError", "NotALogError", "NotAVolumeError",
-    "SourceNotFoundError", "SourceIsADirectoryError", "DbcError",
+    "SourceNotFoundError", "SourceIsADirectoryError", "DbcError", "SealedLogError",
     "LakeError", "StreamfatError", "Frame", "Sample", "Text", "Latency", "Drop", "Annotation",
     "Channel", "Meta", "Header", "Damage",
 ]

@@ -31,6 +31,7 @@ from . import dbc as _dbc
 from .errors import (DbcError, FormatError, LakeError, NotAVolumeError, SourceNotFoundError,
                      StreamfatError)
 from .reader import _damage_error, _decode_file, _frames_batch, _iter_files, _other_batch
+from .reader import secret_key
 
 MANIFEST = "_streamfat_lake.json"
 ROW_GROUP = 1 << 20           # rows per Parquet row group, at most (docs/LAKE.md)
@@ -161,9 +162,10 @@ class Summary:
         return s
 
 
-def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
+def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None, key=None):
     """Add the rows of the log files of sources to the lake at out (created if missing).
-    Returns a Summary."""
+    key: the secret key of sealed logs (read_arrow's key=). Returns a Summary."""
+    key = secret_key(key)
     for src in sources:               # a typo is one line before anything is written
         if isinstance(src, (str, bytes, os.PathLike)) and not os.path.lexists(src):
             raise SourceNotFoundError(os.fsdecode(src))
@@ -174,12 +176,12 @@ def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None):
     sm = summary or Summary()
     for src in sources:
         for name, f in _iter_files(src):
-            _ingest_file(lake, sm, name, f, messages, device, labels)
+            _ingest_file(lake, sm, name, f, messages, device, labels, key)
     lake.save()
     return sm
 
 
-def _ingest_file(lake, sm, name, f, messages, device, labels):
+def _ingest_file(lake, sm, name, f, messages, device, labels, key=None):
     """Stream one file into the lake: its batches (4 MiB of log each, gathered to
     DECODE_ROWS frames) are decoded and handed to per-partition Parquet writers as they
     come, so that memory stays flat in the size of the file."""
@@ -206,7 +208,7 @@ def _ingest_file(lake, sm, name, f, messages, device, labels):
             parts.add_by_date(msg, dt)
 
     try:
-        for st, b in _decode_file(name, f):       # one pass: frames and DROP records
+        for st, b in _decode_file(name, f, key=key):   # one pass: frames and DROP records
             state = st
             if st.header is None:                 # no header block: counted only (below)
                 continue
@@ -365,11 +367,13 @@ def main(argv=None, prog="streamfat-lake"):
     ap.add_argument("--out", required=True, help="the lake directory")
     ap.add_argument("--no-labels", action="store_true", help="no <signal>_label columns "
                     "for value tables")
+    ap.add_argument("--key", help="the secret key file (NAME.key of streamfat keygen) that "
+                    "opens sealed logs")
     ap.add_argument("sources", nargs="+", help="image, block device, directory or .SFL file")
     a = ap.parse_args(argv)
     try:
-        sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels)
-    except (StreamfatError, OSError) as e:
+        sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels, key=a.key)
+    except (StreamfatError, OSError, ValueError) as e:
         print(f"{prog}: {_one_line(e)}", file=sys.stderr)
         return 1
     print(sm.line())
