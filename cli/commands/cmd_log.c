@@ -152,6 +152,8 @@ static const char help[] =
 "                       file, sealed to PUBKEY (NAME.pub from 'streamfat keygen'), every\n"
 "                       record block encrypted (XChaCha20-Poly1305); only NAME.key reads\n"
 "                       them (export --key). The logger keeps no key of a finished file\n"
+"  --encrypt-aead NAME  the blocks' AEAD: xchacha20-poly1305 (default) or aes-256-gcm\n"
+"                       (needs AES-NI here, and libsodium readers need it too)\n"
 "  --raw                raw mode: bytes in, bytes out, no framing\n"
 "  --fast               file: replay without waiting\n"
 "  --can-rcvbuf SIZE    can: each socket's receive buffer as the kernel counts it (about\n"
@@ -201,6 +203,7 @@ enum {
     OPT_NO_DIRECT, OPT_SIZE, OPT_DEVICE_ID, OPT_PRESCALE, OPT_SIGNAL, OPT_START, OPT_STOP,
     OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
     OPT_CAN_RCVBUF, OPT_CAN_ERRORS, OPT_SEND, OPT_LISTEN_ONLY, OPT_ENCRYPT_TO,
+    OPT_ENCRYPT_AEAD,
 };
 
 static const struct option longopts[] = {
@@ -226,6 +229,7 @@ static const struct option longopts[] = {
     { "name", required_argument, NULL, OPT_NAME },
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
     { "encrypt-to", required_argument, NULL, OPT_ENCRYPT_TO },
+    { "encrypt-aead", required_argument, NULL, OPT_ENCRYPT_AEAD },
     { "raw", no_argument, NULL, OPT_RAW },
     { "fast", no_argument, NULL, OPT_FAST },
     { "can-rcvbuf", required_argument, NULL, OPT_CAN_RCVBUF },
@@ -566,6 +570,15 @@ static int parse_args(int argc, char **argv, struct log_args *a)
             a->device_id = optarg;
             break;
         case OPT_ENCRYPT_TO: a->encrypt_to = optarg; break;
+        case OPT_ENCRYPT_AEAD:
+            if (!strcmp(optarg, "xchacha20-poly1305"))
+                a->encrypt_aead = SF_AEAD_XCHACHA20_POLY1305;
+            else if (!strcmp(optarg, "aes-256-gcm"))
+                a->encrypt_aead = SF_AEAD_AES256_GCM;
+            else
+                return cli_usage("invalid --encrypt-aead '%s' (xchacha20-poly1305, "
+                                 "aes-256-gcm)", optarg);
+            break;
         case OPT_RAW: a->so.raw = 1; break;
         case OPT_FAST: a->so.fast = 1; break;
         case OPT_CAN_RCVBUF:
@@ -628,6 +641,8 @@ static int parse_args(int argc, char **argv, struct log_args *a)
         return cli_usage("--trigger needs the flight recorder (--pre and/or --post)");
     if (a->so.raw && (a->pre_ns || a->pre_bytes || a->post_ns))
         return cli_usage("the flight recorder works on records, not with --raw");
+    if (a->encrypt_aead && !a->encrypt_to)
+        return cli_usage("--encrypt-aead needs --encrypt-to");
     if (a->so.raw && a->encrypt_to)
         return cli_usage("--encrypt-to seals record blocks; raw files have none (not with "
                          "--raw)");
@@ -739,6 +754,12 @@ static int log_run(int argc, char **argv)
             return CLI_ERR;
         }
         if (keyfile_read_public(a.encrypt_to, recipient)) {
+            lctl_free(&ctl);
+            return CLI_ERR;
+        }
+        if (a.encrypt_aead && !sf_sodium_aead_available(a.encrypt_aead)) {
+            cli_err("--encrypt-aead aes-256-gcm: this CPU has no AES-NI, which libsodium's "
+                    "AES-256-GCM needs (xchacha20-poly1305 works everywhere)");
             lctl_free(&ctl);
             return CLI_ERR;
         }
@@ -868,6 +889,7 @@ static int log_run(int argc, char **argv)
     if (a.encrypt_to) {
         cfg.cipher_port = sf_sodium_port();
         cfg.cipher_pub = recipient;
+        cfg.cipher_aead = a.encrypt_aead;
     }
 
     if (src_prepare(src)) {

@@ -73,6 +73,24 @@ sf_ok log --config cfg.json --mkfs exfat --size 32M c.img >/dev/null
 sf_ok export --key k.key c.img LOG00001.SFL >c.out
 [[ $(wc -l <c.out) == 5 ]] || fail "--config's sealed log: $(wc -l <c.out) frames, not 5"
 
+# AES-256-GCM (where this CPU has AES-NI: libsodium offers it only there)
+sf_err 2 log --source gen:can --max-records 5 --encrypt-aead aes-256-gcm --mkfs exfat --size 32M x.img
+sf_err 2 log --source gen:can --max-records 5 --encrypt-to k.pub --encrypt-aead rot13 --mkfs exfat --size 32M x.img
+have_aes=0
+matches -w aes /proc/cpuinfo && have_aes=1
+if ((have_aes)); then
+    sf_ok log --source stdin --chunk 4K --encrypt-to k.pub --encrypt-aead aes-256-gcm \
+        --mkfs exfat --size 32M g.img <frames.log >/dev/null
+    sf_ok cat g.img LOG00001.SFL >gcm.sfl
+    [[ $(od -An -tu1 -j $((48 + 32 + 16)) -N1 gcm.sfl | tr -d ' ') == 2 ]] ||
+        fail "--encrypt-aead aes-256-gcm: the CIPHER record does not name AEAD 2"
+    sf_ok export --key k.key gcm.sfl >gcm.out
+    cut -d' ' -f2- frames.log | diff -q - <(cut -d' ' -f2- gcm.out) >/dev/null ||
+        fail "aes-256-gcm: frames differ from the input"
+else
+    echo "no AES-NI here: the aes-256-gcm case is not run" >&2
+fi
+
 log "fsck needs no key"
 sf_ok fsck v.img >/dev/null
 
@@ -134,6 +152,10 @@ if ((have_nacl)); then
     [[ $(cat ref.verdict) == "sealed: key id $KEYID" ]] || fail "sfl_ref.py without the key: '$(cat ref.verdict)'"
 else
     echo "no PyNaCl in $PY (scripts/pyenv.sh): the reference reader's part is not run" >&2
+fi
+
+if ((have_nacl && have_aes)) && "$PY" -c 'import cryptography' 2>/dev/null; then
+    check gcm.sfl clean
 fi
 
 log "tampering"
