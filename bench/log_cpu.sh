@@ -6,6 +6,8 @@
 #      frames, 32-byte records) on an exFAT image in tmpfs. Per record: the generator loop with
 #      everything it calls (what one producer thread costs), sf_log_append_can alone, the
 #      writer thread (sealing, CRC-32C, requests), CRC-32C alone.
+#   4. (after 3) sealed: the gen:can run of 1. with --encrypt-to (and --encrypt-aead
+#      aes-256-gcm where the CPU has AES-NI): the writer thread and the cipher stage.
 #   2. raw: `streamfat log --raw --source gen:raw --max-bytes M`, per MiB: the generator with
 #      the append, sf_log_write_raw alone, the memcpy inside it (the bytes' one copy into the
 #      ring: what an ideal producer costs; glibc copies large blocks with `rep movsb`, which
@@ -71,6 +73,17 @@ for i in $(seq 0 7); do ctl+=(--signal "s$i=$(printf %X $((0x100 + 2 * i))):0:32
 ctl+=(--start 's0 >= 0' --stop 's1 > 2000000000')
 run "$SHM/ctl.out" --source gen:can --max-records "$N" "${ctl[@]}"
 run "$SHM/raw.out" --raw --source gen:raw --max-bytes "${MIB}M"
+# 4. sealed logs (issue 29, docs/LOG.md "Sealed logs"): the same gen:can run with every block
+#    sealed, XChaCha20-Poly1305 (the default) and, where libsodium offers it (AES-NI),
+#    AES-256-GCM
+seal=0
+if (cd "$SHM" && "$SF" keygen k >/dev/null 2>&1); then
+    seal=1
+    run "$SHM/seal.out" --source gen:can --max-records "$N" --encrypt-to "$SHM/k.pub"
+    grep -qw aes /proc/cpuinfo && seal=2 &&
+        run "$SHM/gcm.out" --source gen:can --max-records "$N" --encrypt-to "$SHM/k.pub" \
+            --encrypt-aead aes-256-gcm
+fi
 
 echo "| path (callgrind, user-space instructions) | per |"
 echo "|---|---:|"
@@ -83,3 +96,11 @@ echo "| gen:raw producer thread: generator + append, per MiB | $(per "$(incl "$S
 echo "| \`sf_log_write_raw\`, per MiB | $(per "$(incl "$SHM/raw.out" sf_log_write_raw)" "$MIB") |"
 echo "| of which the memcpy into the ring, per MiB | $(per "$(incl "$SHM/raw.out" __memcpy_avx_unaligned_erms)" "$MIB") |"
 echo "| writer thread, raw, per MiB | $(per "$(incl "$SHM/raw.out" log_writer_main)" "$MIB") |"
+if ((seal)); then
+    echo "| sealed (XChaCha20-Poly1305): writer thread, per record | $(per "$(incl "$SHM/seal.out" log_writer_main)" "$N") |"
+    echo "| of which \`sf_cipher_seal_block\` (libsodium's AEAD, in place), per record | $(per "$(incl "$SHM/seal.out" sf_cipher_seal_block)" "$N") |"
+fi
+if ((seal == 2)); then
+    echo "| sealed (AES-256-GCM): writer thread, per record | $(per "$(incl "$SHM/gcm.out" log_writer_main)" "$N") |"
+    echo "| of which \`sf_cipher_seal_block\`, per record | $(per "$(incl "$SHM/gcm.out" sf_cipher_seal_block)" "$N") |"
+fi
