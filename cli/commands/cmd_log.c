@@ -888,6 +888,7 @@ static int log_run(int argc, char **argv)
     cfg.work_size = (uint32_t)block;
     if (a.encrypt_to) {
         cfg.cipher_port = sf_sodium_port();
+        cfg.cipher_stage = &sf_cipher_stage;
         cfg.cipher_pub = recipient;
         cfg.cipher_aead = a.encrypt_aead;
     }

@@ -105,6 +105,17 @@ int sf_cipher_open_key(struct sf_cipher *c, const struct sf_cipher_port *port,
  * or another key): the block's bytes are then no longer what was stored. */
 int sf_cipher_open_block(const struct sf_cipher *c, uint8_t *block, struct sf_block_info *bi);
 
+/* The writer's side of the stage as a table: the logger calls it through
+ * sf_log_cfg.cipher_stage (= &sf_cipher_stage), so a firmware that does not seal never
+ * names it and links none of the stage (docs/PORTING.md, "Sealed logs on a firmware"). */
+struct sf_cipher_stage {
+    int (*file_start)(struct sf_cipher *c, const struct sf_cipher_port *port, uint32_t aead,
+                      const uint8_t *pub32, uint8_t *body96);
+    int (*seal_block)(const struct sf_cipher *c, uint8_t *block, struct sf_block_info *bi);
+    void (*erase)(struct sf_cipher *c);
+};
+extern const struct sf_cipher_stage sf_cipher_stage;
+
 /* The key id of a public key (its first 8 bytes), as text: 16 lowercase hex digits. */
 void sf_cipher_key_id_hex(const uint8_t *key_id8, char *out17);
 

@@ -162,3 +162,8 @@ void sf_cipher_key_id_hex(const uint8_t *key_id8, char *out17)
     }
     out17[2 * SF_CIPHER_KEY_ID] = 0;
 }
+
+const struct sf_cipher_stage sf_cipher_stage = {
+    .file_start = sf_cipher_file_start, .seal_block = sf_cipher_seal_block,
+    .erase = sf_cipher_erase,
+};

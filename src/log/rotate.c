@@ -243,7 +243,7 @@ static int finish_head_block(struct sf_log *lg, uint8_t *b, struct sf_block_info
 {
     int err;
     if (lg->cfg.cipher_port && bi->kind == SF_BLOCK_RECORDS &&
-        (err = sf_cipher_seal_block(&lg->cipher, b, bi)))
+        (err = lg->cfg.cipher_stage->seal_block(&lg->cipher, b, bi)))
         return err;
     sf_block_seal(b, bi);
     return 0;
@@ -263,8 +263,9 @@ static int put_header(struct sf_log *lg, uint64_t now)
     };
     if (lg->cfg.cipher_port) {
         uint8_t body[SF_CIPHER_REC_BODY];
-        if ((err = sf_cipher_file_start(&lg->cipher, lg->cfg.cipher_port, lg->cfg.cipher_aead,
-                                        lg->cfg.cipher_pub, body)))
+        if ((err = lg->cfg.cipher_stage->file_start(&lg->cipher, lg->cfg.cipher_port,
+                                                    lg->cfg.cipher_aead, lg->cfg.cipher_pub,
+                                                    body)))
             return err;
         fh.features |= SF_FEATURE_ENCRYPTED;
         sf_rec_put(b + SF_BLOCK_HDR + off, SF_REC_CIPHER, 0, 0, now, body, sizeof body);
@@ -343,7 +344,8 @@ static SF_NOINLINE int start_failed(struct sf_log *lg, int err)
     char path[SF_LOG_PATH_MAX];
     sf_stream_close(&lg->st[lg->cur]);
     lg->cur_open = 0;
-    sf_cipher_erase(&lg->cipher);
+    if (lg->cfg.cipher_stage)
+        lg->cfg.cipher_stage->erase(&lg->cipher);
     if (make_path(lg, lg->file_index, lg->name_ts[lg->file_index % SF_LOG_NAME_HIST], path) >= 0)
         sf_unlink(lg->v, path);
     return sfl_fail(lg, err);
@@ -392,7 +394,8 @@ int sfl_end_file(struct sf_log *lg)
     int err = sfl_drain(lg);
     int e = sf_stream_close(&lg->st[lg->cur]);
     lg->cur_open = 0;
-    sf_cipher_erase(&lg->cipher);              /* the logger cannot read this file again */
+    if (lg->cfg.cipher_stage)                  /* the logger cannot read this file again */
+        lg->cfg.cipher_stage->erase(&lg->cipher);
     if (!err)
         err = e;
     if (err)

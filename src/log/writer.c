@@ -179,7 +179,7 @@ int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
              * replaces the producers' commit count, which never reaches it) keeps its stored
              * bytes: only the header is written again. */
             if (lg->cfg.cipher_port && ld_le32(b) != SF_BLOCK_MAGIC) {
-                if ((err = sf_cipher_seal_block(&lg->cipher, b, &bi)))
+                if ((err = lg->cfg.cipher_stage->seal_block(&lg->cipher, b, &bi)))
                     return sfl_fail(lg, err);
             }
             sf_block_seal(b, &bi);
@@ -517,7 +517,8 @@ static void abandon_current(struct sf_log *lg)
         sf_stream_close(&lg->st[lg->cur]);
         lg->cur_open = 0;
     }
-    sf_cipher_erase(&lg->cipher);
+    if (lg->cfg.cipher_stage)
+        lg->cfg.cipher_stage->erase(&lg->cipher);
 }
 
 int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
@@ -571,7 +572,7 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     lg->payload = c->block_size - SF_BLOCK_HDR;
     /* Sealed files: every record block's payload also holds the nonce and tag. */
     uint32_t seal_room = c->cipher_port ? SF_CIPHER_OVERHEAD : 0;
-    if (c->cipher_port && (raw || !c->cipher_pub))
+    if (c->cipher_port && (raw || !c->cipher_pub || !c->cipher_stage))
         return SF_EINVAL;                      /* raw files have no blocks to seal */
     if (c->cipher_port && !c->cipher_aead)
         c->cipher_aead = SF_AEAD_XCHACHA20_POLY1305;

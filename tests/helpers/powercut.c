@@ -295,6 +295,7 @@ static struct sf_log_cfg log_cfg(struct sf_vol *v, const char *dir)
         .session_id = 0xC0FFEE, .channel_names = chans, .channel_count = 1,
         .work = work, .work_size = 1u << 20,
         .cipher_port = seal_port, .cipher_pub = seal_port ? seal_pub : NULL,
+        .cipher_stage = seal_port ? &sf_cipher_stage : NULL,
     };
     return c;
 }

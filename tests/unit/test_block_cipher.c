@@ -338,6 +338,7 @@ static void test_writer(void)
         .vol = &vol, .ring = ringbuf, .ring_size = sizeof ringbuf, .block_size = B,
         .clock = fake_clock, .session_id = 9, .channel_names = chans, .channel_count = 40,
         .work = work, .work_size = sizeof work, .cipher_port = port, .cipher_pub = pub,
+        .cipher_stage = &sf_cipher_stage,
     };
     /* a name that fits a plain file but not a sealed one is refused */
     static char longname[B - 96 + 1];
