@@ -192,12 +192,6 @@ static int layout_ok(const uint8_t *p, const struct sf_block_info *bi)
     return k == 0 && count == bi->count;
 }
 
-/* A block at pos that passed the block check: FORMAT.md checks 3 to 8. The position rule
- * (check 6): block n is accepted only with seq n, so a block with a wrong seq (a wild value,
- * a copy, a swapped block) is skipped alone and hides nothing after it; every position not
- * accepted is counted once, by the check that refused it (there are no gaps to report). The
- * file's id comes from the first block that passes the block check at its own place (seq =
- * position, kind right for it): a stray block in front cannot make the file foreign. */
 /* Sealed files: the header block just accepted names the file key (FORMAT.md, "Sealed
  * files"); open it with the reader's key pair. */
 static void key_from_header(struct sf_dec *d, const uint8_t *p, const struct sf_block_info *bi,
@@ -259,6 +253,13 @@ void sf_dec_wipe_keys(struct sf_dec *d)
     d->key_port = NULL;
 }
 
+/* A block at pos that passed the block check: FORMAT.md checks 3 to 8 (and 4a: a sealed
+ * file's record block is opened in place, before the layout checks). The position rule
+ * (check 6): block n is accepted only with seq n, so a block with a wrong seq (a wild value,
+ * a copy, a swapped block) is skipped alone and hides nothing after it; every position not
+ * accepted is counted once, by the check that refused it (there are no gaps to report). The
+ * file's id comes from the first block that passes the block check at its own place (seq =
+ * position, kind right for it): a stray block in front cannot make the file foreign. */
 static void block_valid(struct sf_dec *d, const struct sf_block_info *bi_stored, uint64_t n)
 {
     uint8_t *p = d->buf + d->pos;
@@ -293,14 +294,14 @@ static void block_valid(struct sf_dec *d, const struct sf_block_info *bi_stored,
             reason = SF_DEC_OUT_OF_SEQ;
         }
     }
-    if (reason)
-        ;
-    else if (!placed)
-        reason = SF_DEC_MISPLACED;
-    else if (!layout_ok(p, bi))
-        reason = SF_DEC_BAD_RECORD;
-    else if (bi->seq != n)
-        reason = SF_DEC_OUT_OF_SEQ;
+    if (!reason) {
+        if (!placed)
+            reason = SF_DEC_MISPLACED;
+        else if (!layout_ok(p, bi))
+            reason = SF_DEC_BAD_RECORD;
+        else if (bi->seq != n)
+            reason = SF_DEC_OUT_OF_SEQ;
+    }
     if (reason) {
         run_add(d, SF_DEC_DAMAGED, reason, 0, n);
         next_block(d);
