@@ -67,6 +67,7 @@ PUBLIC_LAYER = {
     "rec.h": "rec",         # the record format's codec (src/log/rec.c)
     "decode.h": "rec",      # its decoder (src/log/decode.c)
     "cipher.h": "rec",      # sealed blocks, the codec's cipher stage (src/log/block_cipher.c)
+    "block_pack.h": "rec",  # compressed blocks, the codec's pack stage (src/log/block_pack.c)
     "log.h": "log",         # the logger
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tx_schedule.h": "log", # the transmit schedule (src/log/tx_schedule.c)
@@ -83,6 +84,7 @@ FILE_LAYER = {
     "src/log/rec_layout.h": "rec",
     "src/log/decode.c": "rec",
     "src/log/block_cipher.c": "rec",
+    "src/log/block_pack.c": "rec",
 }
 
 # Which layers a file of each layer may include (its own among them).
