@@ -106,3 +106,35 @@ def test_lake_key(sealed, tmp_path):
     r = subprocess.run([sys.executable, "-m", "streamfat.lake", "--out", str(tmp_path / "l4"),
                         "--key", str(d / "k.key"), str(img)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_compressed_and_sealed_equals_plain(sealed, tmp_path):
+    """log --compress --encrypt-to: kind-3 blocks sealed after packing (features bits 32
+    and 33); read_arrow(key=) gives exactly the plain log's frames, the lake too, and a
+    tampered compressed block is unauthentic (the AEAD check before unpacking)."""
+    d, plain, _img, kid = sealed
+    lines = [line for line, _ in candump_frames(29, 3000)]
+    img = log_lines(tmp_path / "cs.img", lines, "--chunk", "4K", "--compress",
+                    "--encrypt-to", d / "k.pub", device_id="car1")
+    with streamfat.open_volume(img) as v, v.open("/LOG00001.SFL") as f:
+        data = bytearray(f.read())
+    B = struct.unpack_from("<I", data, 40)[0]
+    assert struct.unpack_from("<Q", data, 48 + 24)[0] >> 32 & 3 == 3
+    assert struct.unpack_from("<H", data, B + 6)[0] == 3
+    want = streamfat.read_arrow(plain)
+    got = streamfat.read_arrow(img, key=d / "k.key")
+    assert got.num_rows == 3000
+    assert _frames(got).equals(_frames(want))
+    assert sum(b.num_rows for b in streamfat.iter_batches(img, key=d / "k.key")) == 3000
+    with pytest.raises(streamfat.SealedLogError, match=f"sealed to key id {kid}"):
+        streamfat.read_arrow(img)
+    sm = lake.ingest(tmp_path / "lake", [img], key=d / "k.key")
+    assert sm.line() == lake.ingest(tmp_path / "lake2", [plain]).line()
+    data[B + 48 + 100] ^= 1                         # the ciphertext of compressed block 1
+    used = struct.unpack_from("<I", data, B + 32)[0]
+    crc = _crc32c(bytes(data[B + 48:B + 48 + used]), _crc32c(bytes(data[B:B + 44])))
+    struct.pack_into("<I", data, B + 44, crc ^ 0xFFFFFFFF)
+    (tmp_path / "t.sfl").write_bytes(data)
+    t = streamfat.read_arrow(tmp_path / "t.sfl", key=d / "k.key", errors="skip")
+    assert 0 < t.num_rows < 3000
+    assert streamfat.damage_summary(t)["damage"] == {"unauthentic": 1}
