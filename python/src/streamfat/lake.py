@@ -428,9 +428,14 @@ def main(argv=None, prog="streamfat-lake"):
     ap.add_argument("sources", nargs="+", help="image, block device, directory or .SFL file")
     a = ap.parse_args(argv)
     try:
+        key = secret_key(a.key)       # a key file that is not one: exit 1, as export --key
+    except (OSError, ValueError) as e:
+        print(f"{prog}: {_one_line(e)}", file=sys.stderr)
+        return 1
+    try:
         sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels,
-                    isotp_pairs=a.isotp_pair, fast_pgns=a.fast_pgn, key=a.key)
-    except (StreamfatError, OSError, ValueError) as e:
+                    isotp_pairs=a.isotp_pair, fast_pgns=a.fast_pgn, key=key)
+    except (StreamfatError, OSError) as e:
         print(f"{prog}: {_one_line(e)}", file=sys.stderr)
         return 1
     except ValueError as e:           # a malformed --isotp-pair
