@@ -7,6 +7,10 @@
 #      everything it calls (what one producer thread costs), sf_log_append_can alone, the
 #      writer thread (sealing, CRC-32C, requests), CRC-32C alone.
 #   (4. gen:can again with --compress: the writer thread and the pack stage per record)
+#   (5. sealed: the gen:can run of 1. with --encrypt-to (and --encrypt-aead aes-256-gcm where
+#      the CPU has AES-NI): the writer thread and the cipher stage; then sealed and compressed
+#      together (--compress --encrypt-to): issue 29's goal is <= 1.5x the writer + producer
+#      instructions per record of --compress alone.)
 #   2. raw: `streamfat log --raw --source gen:raw --max-bytes M`, per MiB: the generator with
 #      the append, sf_log_write_raw alone, the memcpy inside it (the bytes' one copy into the
 #      ring: what an ideal producer costs; glibc copies large blocks with `rep movsb`, which
@@ -75,6 +79,20 @@ run "$SHM/raw.out" --raw --source gen:raw --max-bytes "${MIB}M"
 # 4. the same gen:can run with compressed record blocks (issue 29, docs/BENCHMARKS.md
 #    "Compressed blocks"): the writer packs every record (src/log/block_pack.c)
 run "$SHM/pack.out" --compress --source gen:can --max-records "$N"
+# 5. sealed logs (issue 29, docs/LOG.md "Sealed logs"): the same gen:can run with every block
+#    sealed, XChaCha20-Poly1305 (the default) and, where libsodium offers it (AES-NI),
+#    AES-256-GCM
+seal=0
+if (cd "$SHM" && "$SF" keygen k >/dev/null 2>&1); then
+    seal=1
+    run "$SHM/seal.out" --source gen:can --max-records "$N" --encrypt-to "$SHM/k.pub"
+    grep -qw aes /proc/cpuinfo && seal=2 &&
+        run "$SHM/gcm.out" --source gen:can --max-records "$N" --encrypt-to "$SHM/k.pub" \
+            --encrypt-aead aes-256-gcm
+    # sealed and compressed: pack first, then the cipher on the packed block (DESIGN29)
+    run "$SHM/sealpack.out" --compress --source gen:can --max-records "$N" \
+        --encrypt-to "$SHM/k.pub"
+fi
 
 echo "| path (callgrind, user-space instructions) | per |"
 echo "|---|---:|"
@@ -90,3 +108,14 @@ echo "| gen:raw producer thread: generator + append, per MiB | $(per "$(incl "$S
 echo "| \`sf_log_write_raw\`, per MiB | $(per "$(incl "$SHM/raw.out" sf_log_write_raw)" "$MIB") |"
 echo "| of which the memcpy into the ring, per MiB | $(per "$(incl "$SHM/raw.out" __memcpy_avx_unaligned_erms)" "$MIB") |"
 echo "| writer thread, raw, per MiB | $(per "$(incl "$SHM/raw.out" log_writer_main)" "$MIB") |"
+if ((seal)); then
+    echo "| sealed (XChaCha20-Poly1305): writer thread, per record | $(per "$(incl "$SHM/seal.out" log_writer_main)" "$N") |"
+    echo "| of which \`sf_cipher_seal_block\` (libsodium's AEAD, in place), per record | $(per "$(incl "$SHM/seal.out" sf_cipher_seal_block)" "$N") |"
+    echo "| sealed + compressed (--compress --encrypt-to): writer thread, per record | $(per "$(incl "$SHM/sealpack.out" log_writer_main)" "$N") |"
+    echo "| of which \`sf_cipher_seal_block\`, per record | $(per "$(incl "$SHM/sealpack.out" sf_cipher_seal_block)" "$N") |"
+    echo "| sealed + compressed: gen:can producer thread, per record | $(per "$(incl "$SHM/sealpack.out" gen_can_main)" "$N") |"
+fi
+if ((seal == 2)); then
+    echo "| sealed (AES-256-GCM): writer thread, per record | $(per "$(incl "$SHM/gcm.out" log_writer_main)" "$N") |"
+    echo "| of which \`sf_cipher_seal_block\`, per record | $(per "$(incl "$SHM/gcm.out" sf_cipher_seal_block)" "$N") |"
+fi

@@ -43,6 +43,7 @@ static const char main_help[] =
 "  report  one HTML page showing a recording: timeline, bus load, ids, latency\n"
 "  bench   measure sustained write speed (cache boundary, steady state, latency)\n"
 "  plan    fill time, endurance and settings for a logging rate\n"
+"  keygen  make a key pair for sealed logs (log --encrypt-to, export --key)\n"
 "\n"
 "  'streamfat COMMAND --help' describes each command.\n"
 "\n"
@@ -67,12 +68,14 @@ int cmd_bench(int argc, char **argv);    /* cli/commands/cmd_bench.c */
 int cmd_report(int argc, char **argv);   /* cli/commands/cmd_report.c */
 int cmd_plan(int argc, char **argv);     /* cli/commands/cmd_plan.c */
 int cmd_fsck(int argc, char **argv);     /* cli/commands/cmd_fsck.c */
+int cmd_keygen(int argc, char **argv);   /* cli/commands/cmd_keygen.c */
 
 static const struct command commands[] = {
     { "mkfs", cmd_mkfs }, { "info", cmd_info }, { "ls", cmd_ls },
     { "cat", cmd_cat }, { "get", cmd_get }, { "put", cmd_put }, { "rm", cmd_rm },
     { "mkdir", cmd_mkdir }, { "log", cmd_log }, { "demo", cmd_demo }, { "export", cmd_export },
     { "report", cmd_report }, { "bench", cmd_bench }, { "plan", cmd_plan }, { "fsck", cmd_fsck },
+    { "keygen", cmd_keygen },
     /* Hidden, for tests: print what a value parses to. */
     { "__parse-size", cmd_parse_debug }, { "__parse-rate", cmd_parse_debug },
     { "__parse-duration", cmd_parse_debug },

@@ -12,6 +12,10 @@
  *              blocks do not already take
  *   bits 3-4   the decoder's buffer: 512, 4 KiB, 64 KiB or 1 MiB (small ones take the
  *              "block larger than the buffer" path)
+ *   bit 5      the decrypting reader (issue 29, docs/FORMAT.md "Sealed files"): the decoder
+ *              has the secret key of fuzz/seal_test.key (test_sec below) through the
+ *              libsodium port, so sealed files' CIPHER records and blocks are opened; the
+ *              seed fuzz/seeds.sh makes is sealed to fuzz/seal_test.pub
  * Seeds are real logs from `streamfat log --source gen:can` (fuzz/seeds.sh), with 0x01 in
  * front.
  *
@@ -26,12 +30,16 @@
 #include "streamfat/decode.h"
 #include "streamfat/block_pack.h"
 #include "streamfat/rec.h"
+#include "streamfat/cipher_sodium.h"
 
 #define MAX_INPUT (2u << 20)
 #define SMALL_SPAN 2048u
 
 static uint8_t dec_buf[SF_BLOCK_MAX];
 static uint8_t unpack_buf[SF_UNPACK_MEM] __attribute__((aligned(8)));
+/* fuzz/seal_test.key: bytes 0x41 .. 0x60; its public key is computed once */
+static uint8_t test_sec[32], test_pub[32];
+static const struct sf_cipher_port *test_port;
 static uint8_t file_buf[MAX_INPUT];
 
 static uint32_t ld32(const uint8_t *p)
@@ -101,6 +109,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (sf_dec_init(&d, dec_buf, cap) || sf_dec_set_unpack(&d, unpack_buf, sizeof unpack_buf))
         abort();
+    if (ctl & 0x20) {
+        if (!test_port) {
+            for (int i = 0; i < 32; i++)
+                test_sec[i] = (uint8_t)(0x41 + i);
+            test_port = sf_sodium_port();
+            if (!test_port || sf_sodium_public_of(test_sec, test_pub))
+                abort();            /* the fuzz build has libsodium (scripts/deps.sh) */
+        }
+        sf_dec_set_key(&d, test_port, test_pub, test_sec);
+    }
     while (off < n) {
         size_t took;
         if (piece) {

@@ -11,6 +11,7 @@
 #                stored as its non-zero sectors (see add_image), at most SEED_CAP bytes
 #                (default 1 MiB).
 # OUTDIR/decode  logs from `streamfat log --source gen:can` (block sizes 512, 4K, 16K, one
+#                sealed to fuzz/seal_test.pub with control byte 0x21, one
 #                cut short), each with the control byte 0x01 (fix CRCs) in front
 # OUTDIR/unpack  the stored payloads of the compressed blocks of `log --compress` logs (512
 #                and 4K blocks) behind a control byte 0x00, and their records behind 0x01
@@ -195,6 +196,24 @@ PY
 done
 { printf '\001'; head -c 4000 "$out/decode/log1-512" | tail -c +513; } > "$out/unpack/records" 2>/dev/null || true
 
+# Sealed logs (issue 29): sealed to fuzz/seal_test.pub, whose secret key fuzz_decode holds;
+# control byte 0x21: fix CRCs, open with that key (the decrypting reader).
+if "$SF" keygen --help >/dev/null 2>&1; then
+    img=$tmp/seal.img
+    "$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
+    if "$SF" log -q --source gen:can,channels=2 --chunk 512 --max-records 200 --no-direct \
+            --encrypt-to "$(dirname "$0")/seal_test.pub" "$img" </dev/null >/dev/null 2>&1; then
+        { printf '\041'; "$SF" cat "$img" /LOG00001.SFL </dev/null; } > "$out/decode/sealed-512"
+    fi
+    rm -f "$img"
+    # compressed and sealed: kind-3 blocks sealed after packing (open, then unpack)
+    "$SF" mkfs -q -t exfat -s 8M -c 4K --align 4K "$img" </dev/null
+    if "$SF" log -q --compress --source gen:can,channels=2 --chunk 512 --max-records 400 \
+            --no-direct --encrypt-to "$(dirname "$0")/seal_test.pub" "$img" </dev/null >/dev/null 2>&1; then
+        { printf '\041'; "$SF" cat "$img" /LOG00001.SFL </dev/null; } > "$out/decode/sealed-packed-512"
+    fi
+    rm -f "$img"
+fi
 # one cut inside a block
 if [[ -f $out/decode/log1-512 ]]; then
     head -c 1300 "$out/decode/log1-512" > "$out/decode/log-cut"

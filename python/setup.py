@@ -7,6 +7,7 @@ HOST_FILES. Built without sanitizers (plain -O2), so that it imports into any Py
 """
 import glob
 import os
+import subprocess
 import sys
 
 from setuptools import Extension, setup
@@ -22,7 +23,7 @@ HOST = os.path.join(ROOT, "host")
 # The core: every *.c under src/ but the feature-off stand-ins (*_off.c: built only when a
 # feature is configured out).
 # Linux host files, relative to host/: the image/block-device device is the one needed.
-HOST_FILES = ["bdev/file.c"]
+HOST_FILES = ["bdev/file.c", "cipher/sodium.c"]
 # ---------------------------------------------------------------------------------------
 
 
@@ -43,12 +44,27 @@ def sources():
     return out
 
 
+def sodium():
+    """Sealed logs (docs/FORMAT.md, "Sealed files") read with libsodium where it is
+    installed (libsodium-dev); without it the package refuses sealed files in one line."""
+    try:
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libsodium"],
+                               capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return [], [], []
+    return ([("SF_HAVE_SODIUM", "1")], [f[2:] for f in flags if f.startswith("-l")],
+            [f[2:] for f in flags if f.startswith("-I")])
+
+
+SODIUM_DEFS, SODIUM_LIBS, SODIUM_INC = sodium()
+
 ext = Extension(
     "streamfat._core",
     sources=[os.path.join("src", "streamfat", "_core.c")] + sources(),
     include_dirs=[os.path.relpath(os.path.join(ROOT, "include"), HERE),
-                  os.path.relpath(SRC, HERE)],
-    define_macros=[("_GNU_SOURCE", None)],
+                  os.path.relpath(SRC, HERE)] + SODIUM_INC,
+    define_macros=[("_GNU_SOURCE", None)] + SODIUM_DEFS,
+    libraries=SODIUM_LIBS,
     extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wno-unused-parameter"],
 )
 

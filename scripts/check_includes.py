@@ -52,7 +52,8 @@ import sys
 ALLOWED_LIBC = {"stddef.h", "stdint.h", "stdarg.h", "stdbool.h", "limits.h", "string.h"}
 
 # Public headers of the Linux devices in host/: the core never includes them.
-HOST_HEADERS = {"filebd.h", "aiobd.h", "simbd.h"}
+HOST_HEADERS = {"filebd.h", "aiobd.h", "simbd.h",
+                "cipher_sodium.h"}   # the cipher stage's libsodium port (host/cipher/)
 
 # The layer of each core public header (include/streamfat/). A new public header must be
 # added here (or to HOST_HEADERS), else the check fails on it.
@@ -65,6 +66,8 @@ PUBLIC_LAYER = {
     "stream.h": "stream",   # the streaming writer
     "rec.h": "rec",         # the record format's codec (src/log/rec.c)
     "decode.h": "rec",      # its decoder (src/log/decode.c)
+    "cipher.h": "rec",      # sealed blocks, the codec's cipher stage (src/log/block_cipher.c)
+    "block_pack.h": "rec",  # compressed blocks, the codec's pack stage (src/log/block_pack.c)
     "log.h": "log",         # the logger
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tx_schedule.h": "log", # the transmit schedule (src/log/tx_schedule.c)
@@ -81,6 +84,7 @@ FILE_LAYER = {
     "src/log/rec.c": "rec",
     "src/log/rec_layout.h": "rec",
     "src/log/decode.c": "rec",
+    "src/log/block_cipher.c": "rec",
     "src/log/block_pack.c": "rec",  # the unpacker goes with the decoder (SF_LOG off too)
 }
 

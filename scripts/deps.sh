@@ -16,6 +16,7 @@ packages=(
     libdeflate-dev
     libcjson-dev
     liblz4-dev libzstd-dev
+    libsodium-dev
     qemu-system-arm qemu-user gcc-powerpc-linux-gnu libc6-dev-powerpc-cross
     fdisk gdisk python3 g++ mount psmisc time xz-utils mawk faketime
     openjdk-17-jre-headless

@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include "common/keyfile.h"
+#include "streamfat/cipher_sodium.h"
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -108,6 +110,9 @@ static const char export_help[] =
 "                      its flow control on the other; 29-bit when one is above 7FF); ext,\n"
 "                      mixed: the first data byte is an address; repeatable\n"
 "  --fast-pgn PGN      messages(-csv): NMEA 2000 fast packets of PGN; repeatable\n"
+"  --key FILE          the secret key (NAME.key from 'streamfat keygen') that opens\n"
+"                      sealed logs (log --encrypt-to). A sealed log without it, or sealed\n"
+"                      to another key, is refused in one line naming the key id it wants\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -124,7 +129,7 @@ static const char export_help[] =
 
 enum {
     OPT_ALL = 256, OPT_CHANNEL, OPT_ID, OPT_FROM, OPT_TO, OPT_ABSOLUTE,
-    OPT_RELATIVE, OPT_BLF_COMPRESS, OPT_MF4_COMPRESS, OPT_ISOTP_PAIR, OPT_FAST_PGN,
+    OPT_RELATIVE, OPT_BLF_COMPRESS, OPT_MF4_COMPRESS, OPT_ISOTP_PAIR, OPT_FAST_PGN, OPT_KEY,
 };
 
 static const struct option longopts[] = {
@@ -142,6 +147,7 @@ static const struct option longopts[] = {
     { "mf4-compress", required_argument, NULL, OPT_MF4_COMPRESS },
     { "isotp-pair", required_argument, NULL, OPT_ISOTP_PAIR },
     { "fast-pgn", required_argument, NULL, OPT_FAST_PGN },
+    { "key", required_argument, NULL, OPT_KEY },
     CLI_LONGOPTS_END,
 };
 
@@ -515,6 +521,17 @@ static int export_all(const struct export_opts *o, const char *target, const cha
 
 /* ---- the command ----------------------------------------------------------------------- */
 
+/* --key FILE: read once, before any log (a bad key file is one line, nothing exported). */
+static int load_key(struct export_opts *o)
+{
+    if (!o->key_path)
+        return 0;
+    if (keyfile_read_secret(o->key_path, o->key_sec, o->key_pub))
+        return CLI_ERR;
+    o->have_key = 1;
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     struct export_opts o;
@@ -606,6 +623,9 @@ int cmd_export(int argc, char **argv)
                 return cli_usage("--fast-pgn '%s': expects a PGN (0..262143)", optarg);
             o.pgns[o.npgns++] = (uint32_t)v;
             break;
+        case OPT_KEY:
+            o.key_path = optarg;
+            break;
         }
     }
     if (c < 0)
@@ -626,7 +646,11 @@ int cmd_export(int argc, char **argv)
             return cli_usage("--all needs TARGET DIR");
         if (out_path)
             return cli_usage("--all writes into DIR; -o does not apply");
-        return export_all(&o, argv[optind], argv[optind + 1], partition);
+        if (load_key(&o))
+            return CLI_ERR;
+        rc = export_all(&o, argv[optind], argv[optind + 1], partition);
+        sf_sodium_wipe(o.key_sec, sizeof o.key_sec);
+        return rc;
     }
     if (nargs < 1)
         return cli_usage("missing FILE, or TARGET PATH");
@@ -634,6 +658,8 @@ int cmd_export(int argc, char **argv)
         return cli_usage("unexpected argument '%s'", argv[optind + 2]);
     if (nargs == 1 && partition)
         return cli_usage("--partition needs TARGET PATH");
+    if (load_key(&o))
+        return CLI_ERR;
 
     /* The input's identity, so that -o naming it (or the image holding it) is refused. */
     struct stat input;
@@ -692,5 +718,6 @@ int cmd_export(int argc, char **argv)
     }
     if (close_out(out, &of, complete, out_path ? out_path : "standard output"))
         rc = CLI_ERR;
+    sf_sodium_wipe(o.key_sec, sizeof o.key_sec);
     return rc;
 }

@@ -15,6 +15,8 @@
 #include "sources/log_sources.h"
 #include "common/target.h"
 #include "common/units.h"
+#include "common/keyfile.h"
+#include "streamfat/cipher_sodium.h"
 
 #include "streamfat/log.h"
 
@@ -150,6 +152,12 @@ static const char help[] =
 "                       at the end)\n"
 "  --device-id NAME     a META record device=NAME in every file's header (which logger\n"
 "                       wrote it: streamfat-lake partitions by it); 1..64 bytes, no '/'\n"
+"  --encrypt-to PUBKEY  seal every file (docs/LOG.md, \"Sealed logs\"): a random key per\n"
+"                       file, sealed to PUBKEY (NAME.pub from 'streamfat keygen'), every\n"
+"                       record block encrypted (XChaCha20-Poly1305); only NAME.key reads\n"
+"                       them (export --key). The logger keeps no key of a finished file\n"
+"  --encrypt-aead NAME  the blocks' AEAD: xchacha20-poly1305 (default) or aes-256-gcm\n"
+"                       (needs AES-NI here, and libsodium readers need it too)\n"
 "  --raw                raw mode: bytes in, bytes out, no framing\n"
 "  --fast               file: replay without waiting\n"
 "  --can-rcvbuf SIZE    can: each socket's receive buffer as the kernel counts it (about\n"
@@ -217,6 +225,8 @@ enum {
     OPT_HOLDOFF, OPT_ROTATE_ON_START, OPT_CONFIG, OPT_PRINT_CONFIG, OPT_SOURCE,
     OPT_CAN_RCVBUF, OPT_CAN_ERRORS, OPT_SEND, OPT_LISTEN_ONLY, OPT_COMPRESS,
     OPT_POLL, OPT_POLL_TIMEOUT, OPT_POLL_BS, OPT_POLL_STMIN,
+    OPT_ENCRYPT_TO,
+    OPT_ENCRYPT_AEAD,
 };
 
 static const struct option longopts[] = {
@@ -242,6 +252,8 @@ static const struct option longopts[] = {
     { "dir", required_argument, NULL, OPT_DIR },
     { "name", required_argument, NULL, OPT_NAME },
     { "device-id", required_argument, NULL, OPT_DEVICE_ID },
+    { "encrypt-to", required_argument, NULL, OPT_ENCRYPT_TO },
+    { "encrypt-aead", required_argument, NULL, OPT_ENCRYPT_AEAD },
     { "raw", no_argument, NULL, OPT_RAW },
     { "fast", no_argument, NULL, OPT_FAST },
     { "can-rcvbuf", required_argument, NULL, OPT_CAN_RCVBUF },
@@ -592,6 +604,16 @@ static int parse_args(int argc, char **argv, struct log_args *a)
                                  "a line break", optarg);
             a->device_id = optarg;
             break;
+        case OPT_ENCRYPT_TO: a->encrypt_to = optarg; break;
+        case OPT_ENCRYPT_AEAD:
+            if (!strcmp(optarg, "xchacha20-poly1305"))
+                a->encrypt_aead = SF_AEAD_XCHACHA20_POLY1305;
+            else if (!strcmp(optarg, "aes-256-gcm"))
+                a->encrypt_aead = SF_AEAD_AES256_GCM;
+            else
+                return cli_usage("invalid --encrypt-aead '%s' (xchacha20-poly1305, "
+                                 "aes-256-gcm)", optarg);
+            break;
         case OPT_RAW: a->so.raw = 1; break;
         case OPT_FAST: a->so.fast = 1; break;
         case OPT_CAN_RCVBUF:
@@ -685,6 +707,11 @@ static int parse_args(int argc, char **argv, struct log_args *a)
     if (a->compress && (a->pre_ns || a->pre_bytes || a->post_ns))
         return cli_usage("--compress does not work with the flight recorder (--pre, --post) "
                          "yet");
+    if (a->encrypt_aead && !a->encrypt_to)
+        return cli_usage("--encrypt-aead needs --encrypt-to");
+    if (a->so.raw && a->encrypt_to)
+        return cli_usage("--encrypt-to seals record blocks; raw files have none (not with "
+                         "--raw)");
     if (a->so.raw && lctl_active(a->ctl))
         return cli_usage("--filter, --prescale, --signal, --start, --stop and signal "
                          "triggers work on CAN frames, not with --raw");
@@ -763,6 +790,7 @@ static int log_run(int argc, char **argv)
     const char *const *names;
     const char *meta[4];
     char meta_src[300], meta_host[300], meta_ver[64], meta_dev[80], errbuf[300];
+    uint8_t recipient[SF_CIPHER_KEY];
     void *ring = NULL, *work = NULL, *pack_mem = NULL;
     size_t pack_mem_size = 0;
     uint64_t t0, last_status = 0, last_rec = 0, block;
@@ -784,11 +812,31 @@ static int log_run(int argc, char **argv)
         lctl_free(&ctl);
         return log_config_print(argc, argv, longopts, a.target);
     }
+    /* --encrypt-to: the recipient's public key, read before anything is created */
+    if (a.encrypt_to) {
+        if (!sf_sodium_port()) {
+            cli_err("--encrypt-to: sealed logs need libsodium, which this build lacks "
+                    "(scripts/deps.sh installs libsodium-dev)");
+            lctl_free(&ctl);
+            return CLI_ERR;
+        }
+        if (keyfile_read_public(a.encrypt_to, recipient)) {
+            lctl_free(&ctl);
+            return CLI_ERR;
+        }
+        if (a.encrypt_aead && !sf_sodium_aead_available(a.encrypt_aead)) {
+            cli_err("--encrypt-aead aes-256-gcm: this CPU has no AES-NI, which libsodium's "
+                    "AES-256-GCM needs (xchacha20-poly1305 works everywhere)");
+            lctl_free(&ctl);
+            return CLI_ERR;
+        }
+    }
     /* Before anything slow (mkfs, mount, ring): a SIGINT or SIGUSR1 that arrives early is
      * noted and acted on once the log runs, never the default action that kills us. */
     catch_signals();
     block = a.chunk ? a.chunk : SF_BLOCK_DEFAULT;
-    a.so.max_body = (uint32_t)block - SF_BLOCK_HDR - SF_REC_HDR;
+    a.so.max_body = (uint32_t)block - SF_BLOCK_HDR - SF_REC_HDR -
+                    (a.encrypt_to ? SF_CIPHER_OVERHEAD : 0);
     if (a.so.max_body > 65535)
         a.so.max_body = 65535;
     /* can: a socket buffer that holds what the ring holds (32 bytes a classic frame in the
@@ -914,6 +962,12 @@ static int log_run(int argc, char **argv)
     cfg.packer = pack_mem ? &sf_log_packer : NULL;
     cfg.pack_mem = pack_mem;
     cfg.pack_mem_size = pack_mem_size;
+    if (a.encrypt_to) {
+        cfg.cipher_port = sf_sodium_port();
+        cfg.cipher_stage = &sf_cipher_stage;
+        cfg.cipher_pub = recipient;
+        cfg.cipher_aead = a.encrypt_aead;
+    }
 
     if (src_prepare(src)) {
         status = CLI_ERR;

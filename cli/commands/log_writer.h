@@ -24,6 +24,8 @@ static inline uint64_t now_ns(clockid_t c)
 struct log_args {
     const char *source, *target, *dir, *name;
     const char *device_id;   /* --device-id: META device=NAME */
+    const char *encrypt_to;  /* --encrypt-to: the recipient's public key file */
+    uint32_t encrypt_aead;   /* --encrypt-aead: enum sf_aead, 0 the default */
     struct src_opts so;
     struct lctl *ctl;            /* the control options (log_control.h) */
     uint64_t pre_ns, pre_bytes, post_ns, split_bytes, split_ns, sync_ns, sync_bytes;

@@ -22,13 +22,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "streamfat/cipher_sodium.h"
 
 /* Damage counts, in the order of docs/FORMAT.md's reader table and its verdict line. */
-enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_MALFORMED, DMG_OUT_OF_SEQ,
-       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_SHORT_BODY, DMG_BAD_TIME, DMG_TRUNCATED,
+enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_UNAUTHENTIC, DMG_MALFORMED,
+       DMG_OUT_OF_SEQ, DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_SHORT_BODY, DMG_BAD_TIME, DMG_TRUNCATED,
        DMG_N };
 static const char *const dmg_name[DMG_N] = {
-    "unwritten", "invalid", "foreign", "misplaced", "malformed", "out-of-sequence", "missing",
+    "unwritten", "invalid", "foreign", "misplaced", "unauthentic", "malformed", "out-of-sequence", "missing",
     "dirty-tail", "bad-can", "short-body", "bad-time", "truncated",
 };
 #define MAX_DAMAGE_LINES 10
@@ -56,6 +57,7 @@ struct job {
     uint8_t chan_seen[256];
     int not_log;
     int refused;                   /* 1 + the unknown required feature bit (FORMAT.md) */
+    const struct sf_dec *dec;      /* the pass's decoder (a sealed file's key state) */
     char meta[8192];               /* META records for the writer (export_ctx.meta) */
 };
 
@@ -158,6 +160,8 @@ static int record(struct job *j, const struct sf_rec *r)
     struct sf_can c;
     int k;
 
+    if (r->type == SF_REC_CIPHER)
+        return 0;                  /* a sealed file's key (header block): format, not data */
     if (r->ts >> 63 && sf_rec_type_known(r->type)) {
         if (j->pass == 2)
             j->dmg[DMG_BAD_TIME]++;     /* FORMAT.md, Records: skipped, counted */
@@ -228,6 +232,42 @@ static int record(struct job *j, const struct sf_rec *r)
     return 0;
 }
 
+/* A sealed file (docs/FORMAT.md, "Sealed files") whose key this export lacks: refused like
+ * a file that is not a log, with one line naming the key id it wants (1). A key that
+ * matches but does not open the file's sealed key is damage: its blocks count as
+ * unauthentic (0, with a line). */
+static int key_refused(struct job *j)
+{
+    uint8_t want[SF_CIPHER_KEY_ID];
+    uint32_t aead;
+    char id[17], have[17];
+    int st = sf_dec_key(j->dec, want, &aead);
+
+    sf_cipher_key_id_hex(want, id);
+    sf_cipher_key_id_hex(j->o->key_pub, have);
+    if (st == SF_DEC_KEY_OK || st == SF_DEC_KEY_NONE)
+        return 0;
+    if (st == SF_DEC_KEY_BAD) {
+        if (j->pass == 2)
+            cli_err("%s: sealed: the file key (for key id %s) does not open with %s: the "
+                    "header's CIPHER record is damaged or replaced; its blocks count as "
+                    "unauthentic", j->src, id, j->o->key_path);
+        return 0;
+    }
+    j->refused = 34;
+    if (j->pass != 2)
+        return 1;
+    if (st == SF_DEC_KEY_MISSING)
+        cli_err("%s: sealed to key id %s: give its secret key with --key FILE", j->src, id);
+    else if (st == SF_DEC_KEY_OTHER)
+        cli_err("%s: sealed to key id %s, not to %s (key id %s)", j->src, id, j->o->key_path,
+                have);
+    else
+        cli_err("%s: sealed with AEAD %" PRIu32 ", which this reader cannot open here%s",
+                j->src, aead, aead == SF_AEAD_AES256_GCM ? " (AES-256-GCM needs AES-NI)" : "");
+    return 1;
+}
+
 /* One event; returns -1 when the output cannot be written. */
 static int handle(struct job *j, const struct sf_dec_event *ev)
 {
@@ -236,7 +276,11 @@ static int handle(struct job *j, const struct sf_dec_event *ev)
     if (j->refused)
         return 0;                  /* a file this reader cannot read: nothing of it is used */
     if (ev->kind == SF_DEC_HEADER) {
-        int bit = sf_file_features_refused(ev->hdr.features);
+        /* Sealed files (bit 33) are this reader's when it has libsodium; the key decides. */
+        uint64_t known = sf_sodium_port() ? SF_FEATURE_ENCRYPTED : 0;
+        int bit = sf_file_features_refused(ev->hdr.features & ~known);
+        if (bit < 0 && (ev->hdr.features & SF_FEATURE_ENCRYPTED) && key_refused(j))
+            return 0;
         if (bit >= 0) {
             /* docs/FORMAT.md, Versioning: refused as a file that is not a log */
             j->refused = bit + 1;
@@ -258,6 +302,7 @@ static int handle(struct job *j, const struct sf_dec_event *ev)
         switch (ev->reason) {
         case SF_DEC_UNWRITTEN:  j->dmg[DMG_UNWRITTEN] += ev->count; break;
         case SF_DEC_MISPLACED:  j->dmg[DMG_MISPLACED] += ev->count; break;
+        case SF_DEC_UNAUTHENTIC: j->dmg[DMG_UNAUTHENTIC] += ev->count; break;
         case SF_DEC_BAD_RECORD: j->dmg[DMG_MALFORMED] += ev->count; break;
         case SF_DEC_OUT_OF_SEQ: j->dmg[DMG_OUT_OF_SEQ] += ev->count; break;
         case SF_DEC_DIRTY_TAIL: j->dmg[DMG_DIRTY_TAIL]++; break;
@@ -415,20 +460,29 @@ static int pass(struct job *j, struct export_input *in, void *buf, uint64_t *dam
     struct sf_dec_event ev;
     int k;
 
+    int rc = 0;
+
     sf_dec_init(&d, buf, SF_BLOCK_MAX);
     sf_dec_set_unpack(&d, (uint8_t *)buf + SF_BLOCK_MAX, SF_UNPACK_MEM);
+    if (j->o->have_key)
+        sf_dec_set_key(&d, sf_sodium_port(), j->o->key_pub, j->o->key_sec);
+    j->dec = &d;
     while ((k = sf_dec_read(&d, read_input, in, &ev)) != SF_DEC_END) {
         if (k < 0) {
             cli_err("%s: read failed: %s", j->src, sf_strerror(k));
-            return CLI_ERR;
+            rc = CLI_ERR;
+            break;
         }
         if (handle(j, &ev)) {
             cli_err("%s: write failed: %s", j->x.out_name, strerror(errno));
-            return CLI_ERR;
+            rc = CLI_ERR;
+            break;
         }
     }
     *damage = sf_dec_stats(&d)->damage_events;
-    return 0;
+    sf_dec_wipe_keys(&d);
+    j->dec = NULL;
+    return rc;
 }
 
 int export_one(const struct export_opts *o, const char *src, struct export_input *in,

@@ -126,6 +126,10 @@ struct export_opts {
     unsigned npairs;
     uint32_t pgns[EXPORT_MAX_PGNS];
     unsigned npgns;
+    /* --key FILE: the secret key of sealed logs and its public key (have_key set) */
+    int have_key;
+    const char *key_path;
+    uint8_t key_pub[32], key_sec[32];
 };
 
 /* Where the log's bytes come from: a host descriptor or a file on a volume. */

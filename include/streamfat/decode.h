@@ -56,6 +56,7 @@
 #include <stdint.h>
 #include "sf.h"
 #include "rec.h"
+#include "cipher.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,6 +86,26 @@ enum sf_dec_reason {
     SF_DEC_MISPLACED,      /* kind 1 away from block 0 or seq 0, kind 2 at block 0 or seq 0 */
     SF_DEC_OUT_OF_SEQ,     /* seq is not the block's number (a copy, a swap, a wild seq) */
     SF_DEC_DIRTY_TAIL,     /* accepted, records delivered; non-zero bytes after `used` */
+    SF_DEC_UNAUTHENTIC,    /* a sealed file's record block that does not open (AEAD check:
+                            * altered, cut short, moved, from another file, or the file's
+                            * sealed key is not its own) */
+};
+
+/* Sealed files (docs/FORMAT.md, "Sealed files"): what the decoder knows of the file key,
+ * from the header block (sf_dec_key). Without a usable key (MISSING, OTHER, AEAD) the
+ * record blocks are checked as far as the framing goes (rows 1-4 and 6: what fsck and
+ * recovery check) and passed over without their records (stats.blocks_sealed, not
+ * damage): a reader says once which key the file wants. BAD: the key was given, the
+ * sealed file key does not open with it (a replaced or damaged CIPHER record); every
+ * record block is then UNAUTHENTIC. */
+enum sf_dec_key {
+    SF_DEC_KEY_NONE = 0,   /* not a sealed file (or its header block not read yet) */
+    SF_DEC_KEY_OK,         /* the file key is open: record blocks are opened */
+    SF_DEC_KEY_MISSING,    /* sealed, and no key given (sf_dec_set_key) */
+    SF_DEC_KEY_OTHER,      /* sealed to another key (key_id says which) */
+    SF_DEC_KEY_BAD,        /* the key id matches, the sealed key does not open, or the
+                            * header block has no CIPHER record */
+    SF_DEC_KEY_AEAD,       /* an AEAD this reader does not know (or the port lacks) */
 };
 
 struct sf_dec_event {
@@ -110,6 +131,7 @@ struct sf_dec_stats {
     uint64_t gaps;               /* always 0 (SF_DEC_GAP) */
     uint64_t records;            /* RECORD events */
     uint64_t damage_events;      /* DAMAGED + GAP + FOREIGN events: 0 means a clean file */
+    uint64_t blocks_sealed;      /* sealed record blocks passed over: no usable key */
 };
 
 /* The decoder. Private fields; use the functions. */
@@ -141,6 +163,13 @@ struct sf_dec {
     uint8_t *ubuf;
     size_t ucap;
     const uint8_t *rb;
+    /* Sealed files: the reader's key pair (sf_dec_set_key) and this file's key. */
+    const struct sf_cipher_port *key_port;
+    uint8_t key_pub[SF_CIPHER_KEY], key_sec[SF_CIPHER_KEY];
+    int key_state;               /* enum sf_dec_key */
+    uint8_t key_want[SF_CIPHER_KEY_ID];   /* the key id the file's CIPHER record names */
+    uint32_t key_aead;
+    struct sf_cipher cipher;
 };
 
 /* Set up over buf (cap bytes: at least the file's block size, at most SF_BLOCK_MAX is ever
@@ -197,6 +226,17 @@ typedef sf_ssize_t (*sf_dec_read_fn)(void *ctx, void *buf, size_t n);
 int sf_dec_read(struct sf_dec *d, sf_dec_read_fn fn, void *ctx, struct sf_dec_event *ev);
 
 const struct sf_dec_stats *sf_dec_stats(const struct sf_dec *d);
+
+/* Sealed files: the reader's X25519 key pair and the port that opens with it (call after
+ * sf_dec_init, before the first byte; the keys are copied). Without it a sealed file's
+ * records are not delivered (enum sf_dec_key). */
+void sf_dec_set_key(struct sf_dec *d, const struct sf_cipher_port *port, const uint8_t *pub32,
+                    const uint8_t *sec32);
+/* After the HEADER event: enum sf_dec_key, and (sealed files) the key id the file wants
+ * and its AEAD (either pointer may be NULL). */
+int sf_dec_key(const struct sf_dec *d, uint8_t *key_id8, uint32_t *aead);
+/* Forget the keys (sf_dec_set_key's and the file's): call when done with a sealed file. */
+void sf_dec_wipe_keys(struct sf_dec *d);
 /* "CRC mismatch", ... */
 const char *sf_dec_reason_str(int reason);
 

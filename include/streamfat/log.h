@@ -46,6 +46,7 @@
 #include "sf.h"
 #include "stream.h"
 #include "rec.h"
+#include "cipher.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -122,6 +123,18 @@ struct sf_log_cfg {
                                     SF_LOG_PACK_MEM(block_size, blocks) bytes, aligned like
                                     the ring */
     size_t pack_mem_size;
+    /* Sealed files (docs/FORMAT.md, "Sealed files"; not with SF_LOG_RAW): with cipher_port
+     * set (and cipher_stage = &sf_cipher_stage, the stage's table: named only by a program
+     * that seals, so that one that does not links none of it), each file gets a random
+     * key sealed to cipher_pub (an X25519 public key, 32 bytes, the caller's until
+     * sf_log_close) and every record block is sealed with AEAD cipher_aead (enum sf_aead;
+     * 0: XChaCha20-Poly1305). A record then holds at most
+     * block_size - 104 body bytes, a name or META string block_size - 136. The file key is
+     * erased when the writer moves on from a file (rotation, close). */
+    const struct sf_cipher_port *cipher_port;
+    const struct sf_cipher_stage *cipher_stage;
+    const uint8_t *cipher_pub;
+    uint32_t cipher_aead;
 };
 
 /* The pack stage of the writer (src/log/writer_pack.c), for cfg.packer. */

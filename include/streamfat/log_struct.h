@@ -147,6 +147,7 @@ struct sf_log {
     struct sf_hist h_dev, h_dur;
     uint64_t drops_total;        /* drops folded in from the counter */
     char next_path[SF_LOG_PATH_MAX];   /* the prepared file's path */
+    struct sf_cipher cipher;     /* sealed files: the current file's key (erased after it) */
 };
 
 #endif

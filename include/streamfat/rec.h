@@ -103,11 +103,13 @@ struct sf_file_header {
     /* Payload offset 24 (docs/FORMAT.md, Versioning): bits 0-31 compatible features (a
      * reader that does not know one reads the file as usual), bits 32-63 required features
      * (a reader that does not know one refuses the file). Bit 32: compressed record
-     * blocks (SF_FEATURE_PACKED, streamfat/block_pack.h). */
+     * blocks (SF_FEATURE_PACKED, streamfat/block_pack.h); bit 33: sealed files
+     * (SF_FEATURE_ENCRYPTED, streamfat/cipher.h), known where a cipher port is. */
     uint64_t features;
 };
 
-/* The required feature bits this reader knows: bit 32, compressed record blocks. */
+/* The required feature bits this core knows: bit 32, compressed record blocks (a reader
+ * with a cipher port adds bit 33 at its call site: export.c, _core.c). */
 #define SF_FEATURES_REQUIRED      0xFFFFFFFF00000000ull
 #define SF_FEATURES_REQUIRED_KNOWN (1ull << 32)
 

@@ -145,6 +145,29 @@ def test_permissive_failfast(spark, logs, tmp_path):
         ff.count()
 
 
+def test_sealed_key_option(spark, tmp_path, sfbin):
+    """Issue 29: option("key", PATH) opens sealed logs, block-range partitions included;
+    without it the file is refused (FAILFAST) naming the key id it wants."""
+    from conftest import sf
+    sf("keygen", tmp_path / "k")
+    lines, _ = vehicle_lines(33, 1500)
+    img = log_lines(tmp_path / "s.img", lines, "--chunk", "4K", "--encrypt-to",
+                    tmp_path / "k.pub")
+    card = tmp_path / "card"
+    card.mkdir()
+    with streamfat.open_volume(img) as v, v.open("/LOG00001.SFL") as f:
+        (card / "LOG00001.SFL").write_bytes(f.read())
+    want = streamfat.read_arrow(card, key=tmp_path / "k.key").num_rows
+    assert want == 1500
+    df = (spark.read.format("streamfat").option("key", str(tmp_path / "k.key"))
+          .option("blocksPerPartition", "4").load(str(card)))
+    assert df.rdd.getNumPartitions() > 1
+    assert df.count() == want
+    ff = spark.read.format("streamfat").option("mode", "FAILFAST").load(str(card))
+    with pytest.raises(Exception, match="sealed to key id"):
+        ff.count()
+
+
 def test_signal_types_match_the_lake(spark, logs, tmp_path):
     """Decoded signals have their natural types (bigint for integer signals of integer
     scale and offset, double otherwise, decimal(20,0) for an unsigned 64-bit one), the

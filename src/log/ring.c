@@ -244,7 +244,7 @@ int sf_log_append_can(struct sf_log *lg, uint8_t channel, uint64_t ts, uint32_t 
  * file header (16 + len <= B - 48 - 32, len padded to 8). */
 static inline uint32_t name_max(const struct sf_log *lg)
 {
-    return lg->bsize - SF_BLOCK_HDR - SF_FILE_HDR - SF_REC_HDR;
+    return lg->payload - SF_FILE_HDR - SF_REC_HDR;   /* payload: less a sealed block's room */
 }
 
 int sf_log_name_channel(struct sf_log *lg, uint8_t channel, const char *name, uint64_t ts)

@@ -235,7 +235,21 @@ int sfl_discard_next(struct sf_log *lg)
  * requests completed before it was closed), work_size / bsize blocks at a time; a full work
  * buffer is written and waited for before the next is built, the last one is not waited
  * for. Names and META strings are at most bsize - 96 bytes (sf_log_open,
- * sf_log_name_channel), so each record fits an empty block. */
+ * sf_log_name_channel; 40 less in sealed files), so each record fits an empty block.
+ *
+ * Sealed files (cfg.cipher_port): a new random file key, sealed to the recipient in a
+ * CIPHER record right after the header's 32 bytes, and feature bit 33; the header block
+ * itself stays readable, the name blocks after it are sealed like every record block. */
+static int finish_head_block(struct sf_log *lg, uint8_t *b, struct sf_block_info *bi)
+{
+    int err;
+    if (lg->cfg.cipher_port && bi->kind == SF_BLOCK_RECORDS &&
+        (err = lg->cfg.cipher_stage->seal_block(&lg->cipher, b, bi)))
+        return err;
+    sf_block_seal(b, bi);
+    return 0;
+}
+
 static int put_header(struct sf_log *lg, uint64_t now)
 {
     uint8_t *w = lg->cfg.work, *b = w;
@@ -249,6 +263,17 @@ static int put_header(struct sf_log *lg, uint64_t now)
         .session_id = lg->cfg.session_id,
         .features = lg->pk ? SF_FEATURE_PACKED : 0,   /* kind-3 blocks follow */
     };
+    if (lg->cfg.cipher_port) {
+        uint8_t body[SF_CIPHER_REC_BODY];
+        if ((err = lg->cfg.cipher_stage->file_start(&lg->cipher, lg->cfg.cipher_port,
+                                                    lg->cfg.cipher_aead, lg->cfg.cipher_pub,
+                                                    body)))
+            return err;
+        fh.features |= SF_FEATURE_ENCRYPTED;
+        sf_rec_put(b + SF_BLOCK_HDR + off, SF_REC_CIPHER, 0, 0, now, body, sizeof body);
+        off += sf_rec_size(sizeof body);
+        count++;
+    }
     sf_file_header_put(b + SF_BLOCK_HDR, &fh);
     for (uint32_t i = 0;; i++) {
         int chan = i < SF_LOG_CHANNELS;
@@ -269,7 +294,8 @@ static int put_header(struct sf_log *lg, uint64_t now)
                 .seq = seq, .first_ts = now, .used = off, .count = count,
                 .block_size = lg->bsize,
             };
-            sf_block_seal(b, &bi);
+            if ((err = finish_head_block(lg, b, &bi)))
+                return err;
             seq++;
             if (++k == per) {
                 if ((err = sfl_submit_buf(lg, w, k << lg->bshift, 0, REQ_HEADER, now)) ||
@@ -290,7 +316,8 @@ static int put_header(struct sf_log *lg, uint64_t now)
         .kind = seq ? SF_BLOCK_RECORDS : SF_BLOCK_FILE_HEADER, .file_id = lg->file_id,
         .seq = seq, .first_ts = now, .used = off, .count = count, .block_size = lg->bsize,
     };
-    sf_block_seal(b, &bi);
+    if ((err = finish_head_block(lg, b, &bi)))
+        return err;
     lg->head_blocks = lg->file_seq = seq + 1;
     err = sfl_submit_buf(lg, w, (k + 1) << lg->bshift, 0, REQ_HEADER, now);
     /* The header is on the device before anything else is written: FAT: a later
@@ -319,6 +346,8 @@ static SF_NOINLINE int start_failed(struct sf_log *lg, int err)
     char path[SF_LOG_PATH_MAX];
     sf_stream_close(&lg->st[lg->cur]);
     lg->cur_open = 0;
+    if (lg->cfg.cipher_stage)
+        lg->cfg.cipher_stage->erase(&lg->cipher);
     if (make_path(lg, lg->file_index, lg->name_ts[lg->file_index % SF_LOG_NAME_HIST], path) >= 0)
         sf_unlink(lg->v, path);
     return sfl_fail(lg, err);
@@ -367,6 +396,8 @@ int sfl_end_file(struct sf_log *lg)
     int err = sfl_drain(lg);
     int e = sf_stream_close(&lg->st[lg->cur]);
     lg->cur_open = 0;
+    if (lg->cfg.cipher_stage)                  /* the logger cannot read this file again */
+        lg->cfg.cipher_stage->erase(&lg->cipher);
     if (!err)
         err = e;
     if (err)

@@ -178,6 +178,14 @@ int sfl_submit_runs(struct sf_log *lg, uint32_t limit, int force)
                 .count = ld_le32(b + META_COUNT), .block_size = lg->bsize,
             };
             records += bi.count;
+            /* Sealed files: the cipher stage first (docs/FORMAT.md, "Sealed files"), then
+             * the header and the CRC over the stored bytes. A block sealed before (its magic
+             * replaces the producers' commit count, which never reaches it) keeps its stored
+             * bytes: only the header is written again. */
+            if (lg->cfg.cipher_port && ld_le32(b) != SF_BLOCK_MAGIC) {
+                if ((err = lg->cfg.cipher_stage->seal_block(&lg->cipher, b, &bi)))
+                    return sfl_fail(lg, err);
+            }
             sf_block_seal(b, &bi);
         }
         uint8_t *first = blk_ptr(lg, lg->sub);
@@ -514,6 +522,8 @@ static void abandon_current(struct sf_log *lg)
         sf_stream_close(&lg->st[lg->cur]);
         lg->cur_open = 0;
     }
+    if (lg->cfg.cipher_stage)
+        lg->cfg.cipher_stage->erase(&lg->cipher);
 }
 
 int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
@@ -565,6 +575,13 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
     lg->bsize = c->block_size;
     lg->bshift = bshift;
     lg->payload = c->block_size - SF_BLOCK_HDR;
+    /* Sealed files: every record block's payload also holds the nonce and tag. */
+    uint32_t seal_room = c->cipher_port ? SF_CIPHER_OVERHEAD : 0;
+    if (c->cipher_port && (raw || !c->cipher_pub || !c->cipher_stage))
+        return SF_EINVAL;                      /* raw files have no blocks to seal */
+    if (c->cipher_port && !c->cipher_aead)
+        c->cipher_aead = SF_AEAD_XCHACHA20_POLY1305;
+    lg->payload -= seal_room;
     lg->flags = c->flags;
     lg->req_blocks = c->request_size >> bshift;
     if (!lg->req_blocks)
@@ -613,9 +630,9 @@ int sf_log_open(struct sf_log *lg, const struct sf_log_cfg *cfg)
         const char *t = i < c->channel_count ? c->channel_names[i] :
                         c->meta[i - c->channel_count];
         uint32_t n = 0;
-        while (t && t[n] && n <= c->block_size - 96)
+        while (t && t[n] && n <= c->block_size - 96 - seal_room)
             n++;
-        if (n > c->block_size - 96)
+        if (n > c->block_size - 96 - seal_room)
             return SF_EINVAL;
         if (t && i < c->channel_count)
             atomic_init(&lg->chan_name[i], t);

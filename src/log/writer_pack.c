@@ -63,6 +63,7 @@ static void finish_cur(struct sf_log *lg)
     if (!n) {
         lg->pk_n--;
     } else {
+        st_le32(b, 0);               /* not sealed yet (pack_runs' guard): a reused block */
         st_le16(b + 6, SF_BLOCK_PACKED);
         st_le64(b + META_FIRST_TS, lg->pk->first_ts);
         st_le32(b + META_USED, n);
@@ -80,6 +81,7 @@ static void plain_one(struct sf_log *lg, const uint8_t *rec)
     uint32_t size = sf_rec_size(ld_le16(rec + 2));
 
     memcpy(b + SF_BLOCK_HDR, rec, size);
+    st_le32(b, 0);
     st_le16(b + 6, SF_BLOCK_RECORDS);
     st_le64(b + META_FIRST_TS, ld_le64(rec + 8));
     st_le32(b + META_USED, size);
@@ -169,6 +171,14 @@ static int pack_runs(struct sf_log *lg, uint32_t limit, int force)
                 .count = ld_le32(b + META_COUNT), .block_size = lg->bsize,
             };
             records += bi.count;
+            /* Sealed files: packed first, then the cipher stage on the stored payload (its
+             * AD holds the final kind and `used`: pack_begin was given lg->payload, already
+             * short of the nonce and tag), then the header and CRC. A block sealed before
+             * (the magic at 0, which finish_cur and plain_one clear) keeps its bytes. */
+            if (lg->cfg.cipher_port && ld_le32(b) != SF_BLOCK_MAGIC) {
+                if ((err = lg->cfg.cipher_stage->seal_block(&lg->cipher, b, &bi)))
+                    return sfl_fail(lg, err);
+            }
             sf_block_seal(b, &bi);
         }
         uint8_t *first = out_blk(lg, idx);

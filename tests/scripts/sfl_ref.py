@@ -3,26 +3,86 @@
 record layout and the reader rules of "Reading a file"); it shares no code with src/ and uses
 the standard library only. t_sfl_reference compares it with `streamfat export`.
 
-    sfl_ref.py FILE PREFIX    writes PREFIX.candump (candump -L lines of the CAN records,
+    sfl_ref.py FILE PREFIX [KEYFILE]
+                              writes PREFIX.candump (candump -L lines of the CAN records,
                               docs/EXPORT.md's layout), PREFIX.raw (the SAMPLE bodies back to
                               back), PREFIX.verdict ('clean' or 'damaged: invalid 1,
                               out-of-sequence 1', FORMAT.md) and PREFIX.skipped (the records candump has no
                               form for, as export counts them)
 
-Exit status 0 clean, 1 damaged.
+KEYFILE: the recipient's secret key file of sealed files (docs/FORMAT.md, "Sealed files";
+the key file's line as docs/LOG.md, "Sealed logs" gives it); opening them takes PyNaCl
+(libsodium's sealed box and XChaCha20-Poly1305), or the `cryptography` package for
+AES-256-GCM. A sealed file without its key: PREFIX.verdict says 'sealed: key id HEX'.
+
+Exit status 0 clean, 1 damaged (or sealed without its key).
 """
 import struct
 import sys
 
 MAGIC = b"SFLB"
 HDR = 48
-COUNT_NAMES = ["unwritten", "invalid", "foreign", "misplaced", "malformed",
+COUNT_NAMES = ["unwritten", "invalid", "foreign", "misplaced", "unauthentic", "malformed",
                "out-of-sequence", "dirty-tail", "bad-can", "short-body", "bad-time", "truncated"]
 # FORMAT.md, Record types: the shortest body a reader uses of these types
 MIN_BODY = {4: 16, 5: 24}
 # FORMAT.md, Versioning: header features bits 32-63 are required; this reader knows bit 32
-# (compressed record blocks)
-KNOWN_REQUIRED = 1 << 32
+# (compressed record blocks) and bit 33 (Sealed files)
+SEALED = 1 << 33
+KNOWN_REQUIRED = (1 << 32) | SEALED
+CIPHER_REC = 0x12
+
+
+class Sealed:
+    """FORMAT.md, Sealed files: the file key from the header's CIPHER record, and opening a
+    record block's stored payload with it."""
+
+    def __init__(self, secret):
+        self.secret = secret        # the recipient's X25519 secret key (32 bytes) or None
+        self.key = None             # the file key once opened
+        self.bad = False            # sealed_key does not open (or no CIPHER record)
+        self.want = None            # key_id the file names
+        self.aead = None
+
+    def from_header(self, recs):
+        rec = next((r for r in recs if r[0] == CIPHER_REC and len(r[4]) >= 96), None)
+        if rec is None:
+            self.bad = True
+            return
+        body = rec[4]
+        self.aead = body[0]
+        self.want = body[8:16]
+        if self.secret is None:
+            return
+        from nacl.public import PrivateKey, SealedBox
+        from nacl.exceptions import CryptoError
+        priv = PrivateKey(self.secret)
+        if bytes(priv.public_key)[:8] != self.want:
+            return
+        try:
+            self.key = SealedBox(priv).decrypt(bytes(body[16:96]))
+        except CryptoError:
+            self.bad = True
+
+    def usable(self):
+        return self.key is not None or self.bad
+
+    def open(self, blk, h):
+        """The plaintext payload of a sealed record block, or None (unauthentic)."""
+        if self.bad or h["used"] < 40:
+            return None
+        stored = blk[HDR:HDR + h["used"]]
+        nonce, ct, ad = bytes(stored[:24]), bytes(stored[24:]), bytes(blk[:44])
+        try:
+            if self.aead == 1:
+                from nacl.bindings import crypto_aead_xchacha20poly1305_ietf_decrypt
+                return crypto_aead_xchacha20poly1305_ietf_decrypt(ct, ad, nonce, self.key)
+            if self.aead == 2:
+                from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+                return AESGCM(self.key).decrypt(nonce[:12], ct, ad)
+        except Exception:               # nacl's CryptoError, cryptography's InvalidTag
+            return None
+        return None
 
 
 def _crc_table():
@@ -231,9 +291,10 @@ def can_valid(flags, body):
     return cid, ln, body[8:8 + ln]
 
 
-def read_log(data):
+def read_log(data, sealed=None):
     """Apply the reader rules. Returns (records, counts, not_log): records of accepted
-    blocks in order as (type, channel, flags, ts, body); counts by COUNT_NAMES."""
+    blocks in order as (type, channel, flags, ts, body); counts by COUNT_NAMES. sealed: a
+    Sealed when the header says the file is sealed (FORMAT.md, Sealed files)."""
     counts = dict.fromkeys(COUNT_NAMES, 0)
     size = len(data)
     B = start = None
@@ -280,6 +341,18 @@ def read_log(data):
         if not placed:
             counts["misplaced"] += 1                  # check 4
             continue
+        if sealed is not None and h["kind"] in (2, 3):
+            if not sealed.usable():                   # no key: the framing only
+                if h["seq"] != n:
+                    counts["out-of-sequence"] += 1
+                continue
+            plain = sealed.open(blk, h)               # check 4a, before unpacking
+            if plain is None:
+                counts["unauthentic"] += 1
+                continue
+            tail = blk[HDR + h["used"]:]
+            h = dict(h, used=len(plain))
+            blk = blk[:HDR] + plain + bytes(40) + tail
         if h["kind"] == 3:                            # check 5: unpack first
             raw = unpack(blk[HDR:HDR + h["used"]], h["first_ts"], B)
             recs = None if raw is None else \
@@ -294,6 +367,8 @@ def read_log(data):
             continue
         if not is_zero(blk[HDR + h["used"]:]):        # check 8
             counts["dirty-tail"] += 1
+        if h["kind"] == 1 and sealed is not None:
+            sealed.from_header(recs)
         records.extend(recs)
     return records, counts, False
 
@@ -332,13 +407,29 @@ def refused_feature(data):
     return 32 + (unknown & -unknown).bit_length() - 1 if unknown else None
 
 
-def decode(data):
+def header_features(data):
+    """The features of an intact header block (block 0), else 0."""
+    if len(data) < HDR + 32:
+        return 0
+    B = header_fields(data[:HDR])["block_size"]
+    if not size_ok(B) or len(data) < B:
+        return 0
+    h = block_check(data[:B], B)
+    if h is None or h["kind"] != 1 or h["seq"] != 0 or walk_records(data[:B], h) is None:
+        return 0
+    return struct.unpack_from("<Q", data, HDR + 24)[0]
+
+
+def decode(data, secret=None):
     """Everything export shows of a log: (candump text, raw bytes, verdict, skipped line)."""
     bit = refused_feature(data)
     if bit is not None:
         return "", b"", "damaged: not a log: requires feature bit %d, unknown to this reader" \
             % bit, ""
-    records, counts, not_log = read_log(data)
+    sealed = Sealed(secret) if header_features(data) & SEALED else None
+    records, counts, not_log = read_log(data, sealed)
+    if sealed is not None and not sealed.usable():
+        return "", b"", "sealed: key id %s" % (sealed.want or b"").hex(), ""
     names = {}
     fixed = set()           # channels whose name can no longer change: named or used
     lines = []
@@ -356,7 +447,7 @@ def decode(data):
                 names[chan] = name
                 fixed.add(chan)
             continue
-        if rtype == 0x11:
+        if rtype in (0x11, CIPHER_REC):
             continue
         if rtype == 1:
             c = can_valid(flags, body)
@@ -406,12 +497,20 @@ def decode(data):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: sfl_ref.py FILE OUTPREFIX  (writes OUTPREFIX.candump, .raw, "
-                 ".verdict, .skipped)")
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: sfl_ref.py FILE OUTPREFIX [KEYFILE]  (writes OUTPREFIX.candump, "
+                 ".raw, .verdict, .skipped)")
     with open(sys.argv[1], "rb") as f:
         data = f.read()
-    candump, raw, v, skip_line = decode(data)
+    secret = None
+    if len(sys.argv) == 4:
+        # docs/LOG.md, Sealed logs: one line, 'streamfat-secret-key' and 64 hex digits
+        with open(sys.argv[3]) as f:
+            tag, hexkey = f.readline().split()
+        if tag != "streamfat-secret-key" or len(hexkey) != 64:
+            sys.exit("sfl_ref.py: %s: not a secret key file" % sys.argv[3])
+        secret = bytes.fromhex(hexkey)
+    candump, raw, v, skip_line = decode(data, secret)
     pre = sys.argv[2]
     with open(pre + ".candump", "w", encoding="utf-8") as f:
         f.write(candump)

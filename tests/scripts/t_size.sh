@@ -44,13 +44,16 @@ status=0
 #   multi-sector zeroing, the read-ahead ramp, the stream's close hint): runtime 46992 ->
 #   48080, runtime-lean 43952 -> 45040 (the full logger's tiny build, no longer the tiny
 #   set, left the check out: SF_NO_XLINK_CHECK), readonly 17612 -> 17648 (docs/BENCHMARKS.md, "File API against FatFs")
+#   raised 2026-12-02 (merge of issue 29's branches compress and seal: the writer's
+#   cipher call in pack_runs too, the decoder's open-then-unpack): measured runtime 48604,
+#   runtime-lean 45556 -> limits 48900, 45800
 #   readonly        8192   17800 (16692; 18708; 20108; 17612 with issue 18's lookup)      1024
 #   tiny           16384   16384 (the full logger: 34104 after issue 18; the dedicated
 #                          tiny logger of src/tiny/: docs/BENCHMARKS.md, "Code size")   0
 limit_text() {
     case $1 in
-        runtime) echo 48600 ;;
-        runtime-lean) echo 45600 ;;
+        runtime) echo 48900 ;;
+        runtime-lean) echo 45800 ;;
         readonly) echo 17800 ;;
         tiny) echo 16384 ;;
     esac

@@ -8,7 +8,7 @@
 """
 from . import _core
 from .errors import (DbcError, FormatError, LakeError, NotALogError, NotAVolumeError,
-                     SourceIsADirectoryError, SourceNotFoundError, StreamfatError)
+                     SealedLogError, SourceIsADirectoryError, SourceNotFoundError, StreamfatError)
 from .volume import Entry, Volume, VolumeFile, open_volume
 from .reader import (Annotation, Channel, Damage, Drop, Frame, Header, Latency, Meta, Sample,
                      Text, damage_summary, iter_batches, list_sources, read_arrow, read_log)
@@ -22,7 +22,7 @@ __all__ = [
     "open_volume", "read_log", "read_arrow", "iter_batches", "damage_summary", "list_sources",
     "read_messages", "iter_messages", "read_uds", "read_obd2", "read_dm1", "message_stats",
     "Volume", "VolumeFile", "Entry", "FormatError", "NotALogError", "NotAVolumeError",
-    "SourceNotFoundError", "SourceIsADirectoryError", "DbcError",
+    "SourceNotFoundError", "SourceIsADirectoryError", "DbcError", "SealedLogError",
     "LakeError", "StreamfatError", "Frame", "Sample", "Text", "Latency", "Drop", "Annotation",
     "Channel", "Meta", "Header", "Damage",
 ]

@@ -27,6 +27,7 @@
 #include "streamfat/rec.h"
 #include "streamfat/decode.h"
 #include "streamfat/block_pack.h"
+#include "streamfat/cipher_sodium.h"
 
 static PyObject *NotAVolumeError;   /* set from streamfat/__init__.py's classes */
 
@@ -523,11 +524,12 @@ static PyTypeObject VFileType = {
 /* ---- Decoder -------------------------------------------------------------------------- */
 
 /* Damage, in the order of docs/FORMAT.md's reader table (as streamfat export counts it). */
-enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_MALFORMED, DMG_OUT_OF_SEQ,
-       DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_SHORT_BODY, DMG_BAD_TIME, DMG_TRUNCATED,
-       DMG_NOT_LOG, DMG_N };
+enum { DMG_UNWRITTEN, DMG_INVALID, DMG_FOREIGN, DMG_MISPLACED, DMG_UNAUTHENTIC, DMG_MALFORMED,
+       DMG_OUT_OF_SEQ, DMG_MISSING, DMG_DIRTY_TAIL, DMG_BAD_CAN, DMG_SHORT_BODY, DMG_BAD_TIME,
+       DMG_TRUNCATED, DMG_NOT_LOG, DMG_N };
 static const char *const dmg_name[DMG_N] = {
-    "unwritten", "invalid", "foreign", "misplaced", "malformed", "out-of-sequence", "missing",
+    "unwritten", "invalid", "foreign", "misplaced", "unauthentic", "malformed",
+    "out-of-sequence", "missing",
     "dirty-tail", "bad-can", "short-body", "bad-time", "truncated", "not a log",
 };
 
@@ -535,6 +537,8 @@ struct damage {
     int cat;                     /* DMG_* */
     int reason;                  /* enum sf_dec_reason, or 0 */
     int feature;                 /* not a log: 1 + the unknown required feature bit */
+    int key;                     /* a sealed file refused: enum sf_dec_key (MISSING, ...) */
+    uint8_t key_id[SF_CIPHER_KEY_ID];   /* and the key id it wants */
     uint64_t block, count, offset, length, blocks;   /* blocks: what the counter adds */
     uint64_t at_can, at_other;   /* records taken before it */
 };
@@ -565,6 +569,7 @@ typedef struct {
     uint8_t chan_fixed[256];
     struct gbuf naming;
     int refused;                 /* 1 + an unknown required feature bit: nothing is read */
+    int have_key;                /* Decoder(key=...): sealed files are opened */
     uint64_t counts[DMG_N];
     uint64_t total_can, total_other;
 } DecoderObject;
@@ -573,6 +578,7 @@ static PyTypeObject DecoderType;
 
 static void dec_free(DecoderObject *d)
 {
+    sf_dec_wipe_keys(&d->dec);
     struct gbuf *all[] = { &d->c_ts, &d->c_chan, &d->c_id, &d->c_len, &d->c_flags, &d->c_off,
                            &d->c_data, &d->c_block, &d->o_ts, &d->o_type, &d->o_chan,
                            &d->o_flags, &d->o_off, &d->o_data, &d->o_pos, &d->o_block, &d->dmg,
@@ -585,12 +591,33 @@ static void dec_free(DecoderObject *d)
 
 static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = { "batch", NULL };
+    static char *kwlist[] = { "batch", "key", NULL };
     int32_t zero = 0;
     int batch = 1;
+    Py_buffer key = { 0 };
+    uint8_t pub[SF_CIPHER_KEY], sec[SF_CIPHER_KEY];
+    int have = 0;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &batch))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pz*", kwlist, &batch, &key))
         return -1;
+    if (key.buf) {
+        have = 1;
+        /* the recipient's secret key (docs/FORMAT.md, "Sealed files"): 32 bytes */
+        int ok = key.len == SF_CIPHER_KEY;
+        if (ok)
+            memcpy(sec, key.buf, SF_CIPHER_KEY);
+        PyBuffer_Release(&key);
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "key: a secret key of 32 bytes");
+            return -1;
+        }
+        if (!sf_sodium_port() || sf_sodium_public_of(sec, pub)) {
+            sf_sodium_wipe(sec, sizeof sec);
+            PyErr_SetString(PyExc_RuntimeError, "key: sealed logs need libsodium, which this "
+                            "build of streamfat lacks (libsodium-dev)");
+            return -1;
+        }
+    }
     dec_free(self);
     memset((char *)self + offsetof(DecoderObject, dec), 0,
            sizeof *self - offsetof(DecoderObject, dec));
@@ -602,6 +629,11 @@ static int Decoder_init(DecoderObject *self, PyObject *args, PyObject *kw)
     }
     sf_dec_init(&self->dec, self->buf, DEC_BUF);
     sf_dec_set_unpack(&self->dec, self->buf + DEC_BUF, SF_UNPACK_MEM);
+    if (have) {
+        sf_dec_set_key(&self->dec, sf_sodium_port(), pub, sec);
+        sf_sodium_wipe(sec, sizeof sec);
+        self->have_key = 1;
+    }
     if (gbuf_put(&self->c_off, &zero, 4) || gbuf_put(&self->o_off, &zero, 4)) {
         PyErr_NoMemory();
         return -1;
@@ -679,7 +711,22 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
         return 0;                /* a file this reader cannot read: nothing of it is used */
     switch (ev->kind) {
     case SF_DEC_HEADER: {
-        int bit = sf_file_features_refused(ev->hdr.features);
+        /* Sealed files (bit 33) are this reader's when it has libsodium; the key decides
+         * (docs/FORMAT.md, "Sealed files"): without it, or with another, nothing is read
+         * and the file is refused naming the key id it wants. */
+        uint64_t known = sf_sodium_port() ? SF_FEATURE_ENCRYPTED : 0;
+        int bit = sf_file_features_refused(ev->hdr.features & ~known);
+        int ks = sf_dec_key(&d->dec, NULL, NULL);
+        if (bit < 0 && (ev->hdr.features & SF_FEATURE_ENCRYPTED) && ks != SF_DEC_KEY_OK &&
+            ks != SF_DEC_KEY_BAD && ks != SF_DEC_KEY_NONE) {
+            d->refused = 1;
+            if (add_damage(d, DMG_NOT_LOG, NULL, 1))
+                return -1;
+            struct damage *g = (struct damage *)(void *)(d->dmg.p + d->dmg.n) - 1;
+            g->key = ks;
+            sf_dec_key(&d->dec, g->key_id, NULL);
+            return 0;
+        }
         if (bit >= 0) {          /* docs/FORMAT.md, Versioning: refused as not a log */
             d->refused = bit + 1;
             if (add_damage(d, DMG_NOT_LOG, NULL, 1))
@@ -757,6 +804,7 @@ static int handle(DecoderObject *d, const struct sf_dec_event *ev)
         switch (ev->reason) {
         case SF_DEC_UNWRITTEN: return add_damage(d, DMG_UNWRITTEN, ev, ev->count);
         case SF_DEC_MISPLACED: return add_damage(d, DMG_MISPLACED, ev, ev->count);
+        case SF_DEC_UNAUTHENTIC: return add_damage(d, DMG_UNAUTHENTIC, ev, ev->count);
         case SF_DEC_BAD_RECORD: return add_damage(d, DMG_MALFORMED, ev, ev->count);
         case SF_DEC_OUT_OF_SEQ: return add_damage(d, DMG_OUT_OF_SEQ, ev, ev->count);
         case SF_DEC_DIRTY_TAIL: return add_damage(d, DMG_DIRTY_TAIL, ev, 1);
@@ -989,12 +1037,19 @@ static PyObject *Decoder_take(DecoderObject *self, PyObject *unused)
     if (!dl)
         return NULL;
     for (size_t i = 0; i < nd; i++) {
-        char why[80];
+        char why[120], id[17];
         if (g[i].feature)
             snprintf(why, sizeof why, "requires feature bit %d, unknown to this reader",
                      g[i].feature - 1);
+        if (g[i].key) {
+            sf_cipher_key_id_hex(g[i].key_id, id);
+            snprintf(why, sizeof why, g[i].key == SF_DEC_KEY_MISSING ?
+                     "sealed to key id %s: give its secret key (key=)" :
+                     g[i].key == SF_DEC_KEY_OTHER ? "sealed to key id %s, not to the key given" :
+                     "sealed (key id %s) with an AEAD this reader cannot open", id);
+        }
         PyObject *t = Py_BuildValue("(ssKKKKKKK)", dmg_name[g[i].cat],
-                                    g[i].feature ? why :
+                                    g[i].feature || g[i].key ? why :
                                     g[i].reason ? sf_dec_reason_str(g[i].reason) : "",
                                     (unsigned long long)g[i].block,
                                     (unsigned long long)g[i].count,

@@ -40,6 +40,16 @@ class NotALogError(FormatError):
         return self.args[0]
 
 
+class SealedLogError(NotALogError):
+    """A sealed log (docs/FORMAT.md, "Sealed files") read without its secret key, or with
+    another: nothing of it is read; the message names the key id it wants (read_arrow's
+    key=)."""
+
+    def __init__(self, file, size, reason):
+        super().__init__(file, size, False, reason)
+        self.args = (f"{file}: {reason}",)
+
+
 class SourceNotFoundError(StreamfatError, FileNotFoundError):
     """A source path that does not exist: a FileNotFoundError whose text is one line,
     `PATH: no such file or directory` (not Python's `[Errno 2] ...`)."""

@@ -33,6 +33,7 @@ from .errors import (DbcError, FormatError, LakeError, NotAVolumeError, SourceNo
                      StreamfatError)
 from . import messages as _msgs
 from .reader import _damage_error, _decode_file, _frames_batch, _iter_files, _other_batch
+from .reader import secret_key
 
 MANIFEST = "_streamfat_lake.json"
 ROW_GROUP = 1 << 20           # rows per Parquet row group, at most (docs/LAKE.md)
@@ -169,10 +170,12 @@ class Summary:
 
 
 def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None,
-           isotp_pairs=(), fast_pgns=()):
+           isotp_pairs=(), fast_pgns=(), key=None):
     """Add the rows of the log files of sources to the lake at out (created if missing).
     isotp_pairs, fast_pgns: as streamfat.read_messages (the OBD-II / UDS ids and J1939 TP
-    are always reassembled). Returns a Summary."""
+    are always reassembled). key: the secret key of sealed logs (read_arrow's key=).
+    Returns a Summary."""
+    key = secret_key(key)
     for src in sources:               # a typo is one line before anything is written
         if isinstance(src, (str, bytes, os.PathLike)) and not os.path.lexists(src):
             raise SourceNotFoundError(os.fsdecode(src))
@@ -185,12 +188,12 @@ def ingest(out, sources, dbc_paths=(), device=None, labels=True, summary=None,
     sm = summary or Summary()
     for src in sources:
         for name, f in _iter_files(src):
-            _ingest_file(lake, sm, name, f, messages, device, labels, proto)
+            _ingest_file(lake, sm, name, f, messages, device, labels, proto, key)
     lake.save()
     return sm
 
 
-def _ingest_file(lake, sm, name, f, messages, device, labels, proto):
+def _ingest_file(lake, sm, name, f, messages, device, labels, proto, key=None):
     """Stream one file into the lake: its batches (4 MiB of log each, gathered to
     DECODE_ROWS frames) are decoded and handed to per-partition Parquet writers as they
     come, so that memory stays flat in the size of the file. The same batches go to the
@@ -223,7 +226,7 @@ def _ingest_file(lake, sm, name, f, messages, device, labels, proto):
             parts.add_by_date(msg, dt)
 
     try:
-        for st, b in _decode_file(name, f):       # one pass: frames and DROP records
+        for st, b in _decode_file(name, f, key=key):   # one pass: frames and DROP records
             state = st
             if st.header is None:                 # no header block: counted only (below)
                 continue
@@ -420,11 +423,18 @@ def main(argv=None, prog="streamfat-lake"):
                     "(hex; repeatable; as streamfat export)")
     ap.add_argument("--fast-pgn", action="append", default=[], type=int, metavar="PGN",
                     help="an NMEA 2000 PGN sent as fast packets (repeatable)")
+    ap.add_argument("--key", help="the secret key file (NAME.key of streamfat keygen) that "
+                    "opens sealed logs")
     ap.add_argument("sources", nargs="+", help="image, block device, directory or .SFL file")
     a = ap.parse_args(argv)
     try:
+        key = secret_key(a.key)       # a key file that is not one: exit 1, as export --key
+    except (OSError, ValueError) as e:
+        print(f"{prog}: {_one_line(e)}", file=sys.stderr)
+        return 1
+    try:
         sm = ingest(a.out, a.sources, a.dbc, a.device, not a.no_labels,
-                    isotp_pairs=a.isotp_pair, fast_pgns=a.fast_pgn)
+                    isotp_pairs=a.isotp_pair, fast_pgns=a.fast_pgn, key=key)
     except (StreamfatError, OSError) as e:
         print(f"{prog}: {_one_line(e)}", file=sys.stderr)
         return 1

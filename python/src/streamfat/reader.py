@@ -17,7 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _core
-from .errors import FormatError, NotALogError, NotAVolumeError, SourceNotFoundError
+from .errors import (FormatError, NotALogError, NotAVolumeError, SealedLogError,
+                     SourceNotFoundError)
 from .volume import Volume, VolumeFile
 
 CHUNK = 4 << 20               # bytes of a file decoded per batch
@@ -216,11 +217,33 @@ class _FileState:
         self.neither = False         # a file that is no volume either (_NeitherFile)
 
 
-def _decode_file(name, f, chunk=CHUNK):
-    """Yield (state, batch) per chunk of one file; state.stats is set after the last."""
+def secret_key(key):
+    """key= of the readers (sealed logs, docs/FORMAT.md "Sealed files"): the recipient's
+    secret key as 32 bytes, or the path of its key file (NAME.key from `streamfat keygen`:
+    one line, 'streamfat-secret-key' and 64 hex digits); None: no key."""
+    if key is None:
+        return None
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        if len(key) != 32:
+            raise ValueError("key: a secret key of 32 bytes, or the path of a key file")
+        return bytes(key)
+    path = os.fspath(key)
+    with open(path, encoding="ascii", errors="replace") as fh:
+        words = fh.readline().split()
+    if len(words) != 2 or words[0] != "streamfat-secret-key" or len(words[1]) != 64:
+        what = "a public key file" if words[:1] == ["streamfat-public-key"] else \
+            "not a streamfat secret key file"
+        raise ValueError(f"{path}: {what} (the secret key NAME.key of streamfat keygen opens "
+                         "sealed logs)")
+    return bytes.fromhex(words[1])
+
+
+def _decode_file(name, f, chunk=CHUNK, key=None):
+    """Yield (state, batch) per chunk of one file; state.stats is set after the last.
+    key: a sealed log's secret key (32 bytes, secret_key())."""
     st = _FileState(name)
     st.neither = getattr(f, "neither", False)
-    dec = _core.Decoder()
+    dec = _core.Decoder(key=key)
     buf = bytearray(chunk)
     mv = memoryview(buf)
     ended = False
@@ -287,6 +310,8 @@ def _damage_error(st, d):
     """The exception errors="raise" raises for damage d: a file without one valid block
     is "not a streamfat log" (NotALogError, the words and the exit status of `streamfat
     export`), anything else a FormatError naming the block."""
+    if d.kind == "not a log" and d.reason.startswith("sealed"):
+        return SealedLogError(st.name, st.size, d.reason)
     if d.kind == "not a log":
         return NotALogError(st.name, st.size, st.neither, d.reason)
     return FormatError(st.name, d.block, d.offset, d.kind, d.reason, d.blocks)
@@ -426,11 +451,11 @@ def _check_args(kind, errors):
 
 
 def iter_file_batches(name, f, kind="frames", errors="raise", with_block=False,
-                      chunk=CHUNK):
+                      chunk=CHUNK, key=None):
     """(state, RecordBatch) per chunk of one log file; state: header, channel names, META,
-    damage, and after the last batch the decoder's stats."""
+    damage, and after the last batch the decoder's stats. key: secret_key()'s bytes."""
     _check_args(kind, errors)
-    for st, b in _decode_file(name, f, chunk):
+    for st, b in _decode_file(name, f, chunk, key):
         if errors == "raise":
             _raise_first(st, b)
         if kind == "frames":
@@ -439,11 +464,12 @@ def iter_file_batches(name, f, kind="frames", errors="raise", with_block=False,
             yield st, _other_batch(st, b, kind, with_block)
 
 
-def iter_batches(source, kind="frames", errors="raise"):
+def iter_batches(source, kind="frames", errors="raise", key=None):
     """pyarrow.RecordBatch after RecordBatch (one per 4 MiB of log), file after file: the
-    memory of a whole read stays in proportion to one chunk."""
+    memory of a whole read stays in proportion to one chunk. key: as read_arrow's."""
+    key = secret_key(key)
     for name, f in _iter_files(source):
-        for _st, batch in iter_file_batches(name, f, kind, errors):
+        for _st, batch in iter_file_batches(name, f, kind, errors, key=key):
             yield batch
 
 
@@ -464,18 +490,21 @@ def _summary_meta(files):
     return out
 
 
-def read_arrow(source, kind="frames", errors="raise"):
+def read_arrow(source, kind="frames", errors="raise", key=None):
     """A pyarrow.Table of the records of one kind from source (see _iter_files): frames
     (ts, channel, id, ext, rtr, fd, brs, esi, err, dlc, data), or "drop", "latency",
     "sample", "text", "annotation", "meta", "channel". ts is timestamp[ns, UTC] when every
     file's clock is the realtime clock, else int64 ns; schema metadata streamfat.clock
     names the clock and streamfat.summary (JSON; damage_summary()) the files and the damage
-    skipped with errors="skip"."""
+    skipped with errors="skip". key: the secret key of sealed logs (docs/PYTHON.md): the
+    path of NAME.key from `streamfat keygen`, or its 32 bytes; a sealed log without it (or
+    sealed to another key) raises SealedLogError naming the key id it wants."""
     _check_args(kind, errors)
+    key = secret_key(key)
     batches, files = [], []
     for name, f in _iter_files(source):
         st = None
-        for st, batch in iter_file_batches(name, f, kind, errors):
+        for st, batch in iter_file_batches(name, f, kind, errors, key=key):
             if batch.num_rows:
                 batches.append(batch)
         if st is not None:
@@ -588,15 +617,17 @@ def _records(st, b):
     return heapq.merge(damage(), others(), frames(), key=lambda x: x[0])
 
 
-def read_log(source, errors="raise"):
+def read_log(source, errors="raise", key=None):
     """An iterator of typed records, in file order, file after file: a Header per file,
     then Frame, Sample, Text, Latency, Drop, Annotation, Channel and Meta records.
     errors="raise": FormatError at the first damage, after the records before it;
-    errors="skip": Damage records where the reader rules skipped something."""
+    errors="skip": Damage records where the reader rules skipped something. key: as
+    read_arrow's."""
     _check_args("frames", errors)
+    key = secret_key(key)
     for name, f in _iter_files(source):
         header_done = False
-        for st, b in _decode_file(name, f):
+        for st, b in _decode_file(name, f, key=key):
             if not header_done and st.header is not None:
                 header_done = True
                 yield st.header

@@ -46,7 +46,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from . import dbc as _dbc
 from .errors import NotAVolumeError, SourceNotFoundError, StreamfatError
 from .reader import (_decode_file, _frames_batch, _NeitherFile, _other_batch, _raise_first,
-                     _sfl_files_in_dir)
+                     _sfl_files_in_dir, secret_key)
 from .volume import Volume
 
 FRAME_DDL = ("file string, device string, date string, ts timestamp, ts_ns bigint, "
@@ -253,6 +253,10 @@ class StreamfatReader(DataSourceReader):
         self.per_part = int(_opt(options, "blocksPerPartition") or 2048)
         self.dbc = [p for p in (_opt(options, "dbc") or "").split(",") if p]
         self.device = _opt(options, "device")
+        # option("key", PATH): the secret key file that opens sealed logs; checked here, read
+        # again by each worker (the path travels with the plan, not the key)
+        self.key_path = _opt(options, "key")
+        secret_key(self.key_path)
         # the columns asked for: with spark.read.format("streamfat").schema("id int, dlc
         # tinyint") only those go to Spark (the Python Data Source API of Spark 4.0 prunes
         # no columns itself; every column handed over costs the JVM its conversion)
@@ -321,7 +325,7 @@ class StreamfatReader(DataSourceReader):
             rng = src
             if part.neither:
                 src = _NeitherFile(src)
-            for st, b in _decode_file(name, src):
+            for st, b in _decode_file(name, src, key=secret_key(self.key_path)):
                 if part.last >= 0 and rng.zero_filled and b["damage"]:
                     # block 0 was damaged, the gap came as zeros: the damage at block 0
                     # runs on over blocks that are another partition's
