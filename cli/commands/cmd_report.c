@@ -7,6 +7,8 @@
 #include "cli.h"
 #include "report/report.h"
 #include "common/target.h"
+#include "common/keyfile.h"
+#include "streamfat/cipher_sodium.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -68,6 +70,8 @@ static const char report_help[] =
 "                      interpreter), which needs cantools: pip install './python[dbc]'\n"
 "  --signal NAME       the signals to plot (NAME or MESSAGE.NAME; repeatable); without\n"
 "                      it, up to six varying signals of the busiest messages\n"
+"  --key FILE          the secret key (NAME.key of streamfat keygen) of sealed logs; a\n"
+"                      sealed log without it is not read, with a line naming its key id\n"
 "  --partition N       use the Nth partition of TARGET (from 1)\n"
 "  -h, --help          show this help\n"
 "\n"
@@ -81,13 +85,14 @@ static const char report_help[] =
 "  0 the report is written, 1 an error, no log to show (nothing written), or damage\n"
 "  was found (the report is written and says what), 2 wrong usage.\n";
 
-enum { OPT_BITRATE = 256, OPT_DBC, OPT_SIGNAL };
+enum { OPT_BITRATE = 256, OPT_DBC, OPT_SIGNAL, OPT_KEY };
 
 static const struct option longopts[] = {
     { "output", required_argument, NULL, 'o' },
     { "bitrate", required_argument, NULL, OPT_BITRATE },
     { "dbc", required_argument, NULL, OPT_DBC },
     { "signal", required_argument, NULL, OPT_SIGNAL },
+    { "key", required_argument, NULL, OPT_KEY },
     CLI_LONGOPT_PARTITION,
     CLI_LONGOPTS_END,
 };
@@ -357,6 +362,10 @@ static int gather(struct job *j, struct rpt *r)
     j->read = l;
     j->on_volume = vol;
     if (!rc && !r->logs_read) {
+        /* why not, file by file, where a file says (a sealed log without its key) */
+        for (unsigned i = 0; i < r->nfiles; i++)
+            if (r->files[i].refused && r->files[i].error[0])
+                cli_err("%s: not read: %s", r->files[i].name, r->files[i].error);
         cli_err("%s: no readable log among %u file%s", j->target, r->nfiles,
                 r->nfiles == 1 ? "" : "s");
         rc = CLI_ERR;
@@ -370,7 +379,11 @@ static int damaged(const struct rpt *r)
 
     for (unsigned i = 0; i < r->nfiles; i++) {
         const struct rpt_file *f = &r->files[i];
-        if (f->refused)
+        if (f->refused && f->error[0]) {
+            cli_err("%s: not read: %s", f->name, f->error);
+            any = 1;
+            continue;
+        } else if (f->refused)
             cli_err("%s: not read: it requires a feature this reader does not know", f->name);
         else if (!f->is_log)
             cli_err("%s: damaged: not a log", f->name);
@@ -390,9 +403,9 @@ int cmd_report(int argc, char **argv)
     struct cli_opts cl = CLI_OPTS(argc, argv, ":o:h", longopts, report_help, CLI_OPT_PARTITION);
     struct rpt_bitrate br[MAX_BITRATES];
     const char *dbc_files[MAX_DBC], *signals[RPT_MAX_SIGNALS];
-    struct rpt_dbc dbc = { dbc_files, signals, 0, 0, NULL, 0, NULL, 0 };
+    struct rpt_dbc dbc = { dbc_files, signals, 0, 0, NULL, 0, NULL, 0, NULL };
     struct job j = { 0 };
-    const char *out_path = "report.html";
+    const char *out_path = "report.html", *key_path = NULL;
     struct rpt *r;
     struct out_file of;
     char gen[128];
@@ -416,6 +429,9 @@ int cmd_report(int argc, char **argv)
             if (dbc.ndbc == MAX_DBC)
                 return cli_usage("at most %d --dbc options", MAX_DBC);
             dbc.dbc[dbc.ndbc++] = optarg;
+            break;
+        case OPT_KEY:
+            key_path = optarg;
             break;
         case OPT_SIGNAL:
             if (dbc.nsignal == RPT_MAX_SIGNALS)
@@ -444,6 +460,16 @@ int cmd_report(int argc, char **argv)
     }
     r->bitrates = br;
     r->nbitrates = nbr;
+    /* --key: read once, before any log (a bad key file is one line, nothing written) */
+    if (key_path) {
+        if (keyfile_read_secret(key_path, r->key_sec, r->key_pub)) {
+            rpt_free(r);
+            free(r);
+            return CLI_ERR;
+        }
+        r->have_key = 1;
+        r->key_path = key_path;
+    }
     rc = gather(&j, r);
     if (rc == CLI_USAGE) {
         rpt_free(r);
@@ -455,6 +481,7 @@ int cmd_report(int argc, char **argv)
         dbc.partition = j.partition;
         dbc.logs = j.read.v;
         dbc.nlogs = j.read.n;
+        dbc.key_path = key_path;
         rc = rpt_signals(r, &dbc);
     }
     if (!rc) {
@@ -486,6 +513,7 @@ int cmd_report(int argc, char **argv)
     }
     names_free(&j.read);
     rpt_signals_free(r);
+    sf_sodium_wipe(r->key_sec, sizeof r->key_sec);
     rpt_free(r);
     free(r);
     return rc;

@@ -198,6 +198,10 @@ struct rpt {
     struct rpt_signal signals[RPT_MAX_SIGNALS];
     unsigned nsignals;
     int dbc_done;                 /* the Python package answered */
+    /* --key FILE: the secret key of sealed logs (docs/FORMAT.md "Sealed files") */
+    int have_key;
+    const char *key_path;
+    uint8_t key_pub[32], key_sec[32];
     uint64_t dbc_frames, dbc_undecoded;
     int oom;
 };
@@ -231,6 +235,7 @@ struct rpt_dbc {
     uint32_t partition;
     char **logs;                  /* as read (volume paths or host paths) */
     unsigned nlogs;
+    const char *key_path;         /* --key, handed on to the Python package */
 };
 /* Run `$STREAMFAT_PYTHON -m streamfat signals` (default python3) over the logs with r's
  * final time base; its signals into r->signals. 0, CLI_ERR or CLI_USAGE (a --signal the

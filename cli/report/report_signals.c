@@ -150,6 +150,10 @@ static char **build_argv(const struct rpt *r, const struct rpt_dbc *o, const cha
         ADD("--signal");
         ADD(o->signal[i]);
     }
+    if (o->key_path) {
+        ADD("--key");
+        ADD(o->key_path);
+    }
     ADD("--busiest");
     ADD(busiest);
     snprintf(buf, sizeof buf, "--t0=%" PRIu64, r->rs.t0);

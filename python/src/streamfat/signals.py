@@ -93,6 +93,7 @@ def main(argv=None, prog=PROG):
     p.add_argument("--buckets", type=int, required=True)
     p.add_argument("--volume")
     p.add_argument("--partition", type=int, default=0)
+    p.add_argument("--key", help="the secret key file of sealed logs (streamfat keygen)")
     p.add_argument("sources", nargs="+")
     args = p.parse_args(argv)
 
@@ -125,7 +126,7 @@ def main(argv=None, prog=PROG):
         print(f"{prog}: {e}", file=sys.stderr)
         return 1
     try:
-        for batch in iter_batches(sources, "frames", errors="skip"):
+        for batch in iter_batches(sources, "frames", errors="skip", key=args.key):
             if not batch.num_rows:
                 continue
             out, _raw = dbc.split_frames(pa.Table.from_batches([batch]), follow, stats,
