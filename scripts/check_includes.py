@@ -72,7 +72,6 @@ PUBLIC_LAYER = {
     "log_struct.h": "log",  # its struct, included at the end of log.h
     "tx_schedule.h": "log", # the transmit schedule (src/log/tx_schedule.c)
     "poll.h": "log",        # the poll client (src/log/poll.c) on the reassembly
-    "block_pack.h": "rec",  # compressed record blocks (src/log/block_pack.c): the decoder unpacks
     "tiny.h": "tiny",       # the tiny logger (src/tiny/)
     "proto.h": "proto",     # reassembly across frames (src/proto/)
     "diag.h": "proto",      # UDS, OBD-II, DM1 decoders on top of it (src/proto/)
