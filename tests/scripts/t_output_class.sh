@@ -303,6 +303,7 @@ WRITERS=(
     "cli/sources/file.c	fopen(s->path, \"r\")"       # reads
     "cli/commands/log_config.c	fopen(path, \"rb\")" # reads
     "cli/commands/cmd_plan.c	fopen(path, \"rb\")"  # reads plan --from-log's log
+    "cli/common/keyfile.c	fopen(path, \"r\")"      # reads a key file (keygen writes through out_open)
     "cli/report/report_signals.c	fdopen(p[0], \"r\")" # reads report --dbc's pipe from Python
     "cli/tools/sim_target.c	O_TMPFILE"              # bench's simulated device: anonymous
     "host/bdev/file.c	O_CREAT | O_EXCL"           # mkfs/log --mkfs create a new image only
