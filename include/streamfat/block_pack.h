@@ -5,7 +5,8 @@
  * The codec is a record transform (no general-purpose byte codec behind it; the choice is
  * measured in docs/BENCHMARKS.md, "Compressed blocks"): a CAN record is coded as a dictionary
  * index for (channel, flags, id, len), its time as the difference to the previous record's,
- * and its data bytes as the ones that differ from the previous frame of the same entry. Every
+ * and its data bytes as the ones that differ from their prediction from the entry's last three
+ * frames (the last frame's byte, or its step again where the step repeated). Every
  * other record is stored literally. The dictionary and the times start afresh in every block,
  * so each block decodes alone.
  *
@@ -40,10 +41,11 @@ static inline uint32_t sf_pack_raw_max(uint32_t b)
 struct sf_pack_entry {
     uint32_t id, flags;
     uint8_t channel, len;
-    const uint8_t *prev;            /* the entry's previous data bytes (in the caller's input) */
+    /* the entry's last three frames' data bytes (in the caller's input, or zeros) */
+    const uint8_t *prev, *prev2, *prev3;
 };
 
-/* The encoder of one block's stored payload (about 10 KiB: caller memory). */
+/* The encoder of one block's stored payload (about 22 KiB: caller memory). */
 struct sf_pack {
     uint8_t *out;                   /* the stored payload being built */
     uint32_t cap, pos;              /* out's size, bytes written */
@@ -69,7 +71,7 @@ uint32_t sf_pack_finish(struct sf_pack *pk);
 
 /* Scratch a reader needs to unpack one block: the dictionary, a block header and the
  * largest payload (sf_dec_set_unpack lays it out so). */
-#define SF_UNPACK_DICT_MEM (SF_PACK_DICT * 16u)
+#define SF_UNPACK_DICT_MEM (SF_PACK_DICT * 24u)
 #define SF_UNPACK_MEM (SF_UNPACK_DICT_MEM + 48u + SF_PACK_RAW_MAX)
 
 /* Unpack a stored payload (in, n bytes; first_ts the block header's) into out (cap bytes),

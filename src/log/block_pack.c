@@ -18,6 +18,9 @@
 #define CAN_LEN_MAX 64u     /* coded CAN records carry at most 64 data bytes */
 #define SLACK 16u           /* a coded record never exceeds its plain size + SLACK */
 
+/* The frames an entry has not had yet (its data area padded: at most 64 bytes) */
+static const uint8_t zeros[CAN_LEN_MAX];
+
 /* ---- encoder ---- */
 
 static uint8_t *put_varint(uint8_t *o, uint64_t v)
@@ -85,45 +88,58 @@ static int entry_for(struct sf_pack *pk, uint8_t channel, uint32_t flags, uint32
     e->flags = flags;
     e->channel = channel;
     e->len = len;
-    e->prev = NULL;
+    e->prev = e->prev2 = e->prev3 = zeros;
     pk->hash[h] = (uint16_t)(pk->n + 1);
     *is_new = 1;
     return (int)pk->n++;
 }
 
-/* The data bytes, in groups of 8: a mask of the bytes that differ from the entry's previous
- * frame (bit i: byte i of the group), then those bytes. A whole group is compared as one
- * 64-bit word (the usual 8-byte frame: one XOR, a mask from its non-zero bytes, then only
- * the bytes that changed): the pack stage's largest cost per record otherwise. */
-static uint8_t *put_data(uint8_t *o, const uint8_t *d, const uint8_t *prev, uint32_t len)
-{
-    static const uint8_t zeros[CAN_LEN_MAX];
+/* Eight data bytes as a vector: byte-wise add, subtract and compare, one instruction each where
+ * the target has them (SSE2, NEON), the compiler's word-wise code where it has not. */
+typedef uint8_t v8 __attribute__((vector_size(8)));
 
-    if (!prev)
-        prev = zeros;
+static inline v8 ld_v8(const uint8_t *p)
+{
+    v8 v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The predicted group (docs/FORMAT.md, "Compressed record blocks"): from the entry's last three
+ * frames p, q, r, each byte is p + (p - q) where that step repeated the one before
+ * (p - q == q - r: a counter, a ramp, a constant), else p: one frame back. */
+static inline v8 predict(const uint8_t *p, const uint8_t *q, const uint8_t *r)
+{
+    v8 vp = ld_v8(p), vq = ld_v8(q), d1 = vp - vq, d0 = vq - ld_v8(r);
+    return vp + (d1 & (v8)(d1 == d0));
+}
+
+/* The data bytes, in groups of 8: a mask of the bytes that differ from the prediction (bit i:
+ * byte i of the group), then those bytes. A group is compared as one 64-bit word (one XOR, a
+ * mask from its non-zero bytes, then only the bytes that changed). A shorter last group is
+ * loaded whole too: the record's padding after it is zero, and so is its prediction (every
+ * earlier frame of the entry has zero padding there), so no mask bit past len is ever set. */
+static uint8_t *put_data(uint8_t *o, const uint8_t *d, const struct sf_pack_entry *e,
+                         uint32_t len)
+{
+    const uint8_t *p = e->prev, *q = e->prev2, *r = e->prev3;
+
     for (uint32_t g = 0; g < len; g += 8) {
-        uint32_t n = len - g < 8 ? len - g : 8, mask = 0;
-        if (n == 8) {
-            uint64_t x = ld_le64(d + g) ^ ld_le64(prev + g);
-            /* bit 0 of each byte: that byte is non-zero; then gather the 8 bits */
-            x |= x >> 4;
-            x |= x >> 2;
-            x |= x >> 1;
-            x &= 0x0101010101010101ull;
-            mask = (uint32_t)((x * 0x0102040810204080ull) >> 56);
-            *o++ = (uint8_t)mask;
-            for (uint32_t m = mask; m; m &= m - 1)
-                *o++ = d[g + (uint32_t)__builtin_ctz(m)];
-            continue;
-        }
-        uint8_t *mp = o++;
-        for (uint32_t i = 0; i < n; i++) {
-            if (d[g + i] != prev[g + i]) {
-                mask |= 1u << i;
-                *o++ = d[g + i];
-            }
-        }
-        *mp = (uint8_t)mask;
+        v8 diff = ld_v8(d + g) ^ predict(p + g, q + g, r + g);
+        uint64_t x;
+        memcpy(&x, &diff, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);                   /* byte i of the group in bits 8i.. */
+#endif
+        /* bit 0 of each byte: that byte is non-zero; then gather the 8 bits */
+        x |= x >> 4;
+        x |= x >> 2;
+        x |= x >> 1;
+        x &= 0x0101010101010101ull;
+        uint32_t mask = (uint32_t)((x * 0x0102040810204080ull) >> 56);
+        *o++ = (uint8_t)mask;
+        for (uint32_t m = mask; m; m &= m - 1)
+            *o++ = d[g + (uint32_t)__builtin_ctz(m)];
     }
     return o;
 }
@@ -134,8 +150,10 @@ static int can_codable(const uint8_t *r, uint32_t length, uint32_t size)
 {
     if (r[0] != SF_REC_CAN || length < SF_CAN_BODY)
         return 0;
-    const uint8_t *b = r + SF_REC_HDR;
-    if (b[4] > CAN_LEN_MAX || length != SF_CAN_BODY + b[4] || b[5] | b[6] | b[7])
+    /* len and the three reserved bytes as one number: above 64 when len is, or when a
+     * reserved byte is not zero */
+    uint32_t len = ld_le32(r + SF_REC_HDR + 4);
+    if (len > CAN_LEN_MAX || length != SF_CAN_BODY + len)
         return 0;
     for (uint32_t i = SF_REC_HDR + length; i < size; i++)
         if (r[i])
@@ -191,7 +209,9 @@ int sf_pack_add(struct sf_pack *pk, const uint8_t *recs, uint32_t used, uint32_t
             }
             o = put_varint(o, tc);
             const uint8_t *data = r + SF_REC_HDR + SF_CAN_BODY;
-            o = put_data(o, data, e->prev, e->len);
+            o = put_data(o, data, e, e->len);
+            e->prev3 = e->prev2;
+            e->prev2 = e->prev;
             e->prev = data;
         }
         pk->prev_ts = ts;
@@ -218,7 +238,8 @@ uint32_t sf_pack_finish(struct sf_pack *pk)
 
 struct dict_entry {
     uint32_t id, flags;
-    uint32_t prev;                  /* offset of the previous data bytes in out; NONE: zeros */
+    /* offsets in out of the last three frames' data bytes; NONE: zeros */
+    uint32_t prev, prev2, prev3;
     uint8_t channel, len;
 };
 #define NONE 0xFFFFFFFFu
@@ -291,7 +312,7 @@ int sf_unpack(const uint8_t *in, uint32_t n, uint64_t first_ts, uint8_t *out, ui
             e->flags = (uint32_t)flags;
             e->id = (uint32_t)id;
             e->len = in[p++];
-            e->prev = NONE;
+            e->prev = e->prev2 = e->prev3 = NONE;
         } else {
             if (v - TAG_ENTRY >= nd)
                 return SF_ECORRUPT;
@@ -314,20 +335,17 @@ int sf_unpack(const uint8_t *in, uint32_t n, uint64_t first_ts, uint8_t *out, ui
         st_le64(r + 8, prev);
         st_le32(r + SF_REC_HDR, e->id);
         st_le32(r + SF_REC_HDR + 4, e->len);         /* len and the three zero bytes */
-        /* the data: the entry's previous bytes (or zeros), then the ones that changed;
-         * the padding after them zero (the reader's layout check wants it so) */
-        if (e->len == 8) {
-            /* the usual frame: one 8-byte copy, no padding */
-            uint64_t w = 0;
-            if (e->prev != NONE)
-                memcpy(&w, out + e->prev, 8);
-            memcpy(data, &w, 8);
-        } else {
-            if (e->prev != NONE)
-                memcpy(data, out + e->prev, e->len);
-            else
-                memset(data, 0, e->len);
-            memset(data + e->len, 0, size - SF_REC_HDR - SF_CAN_BODY - e->len);
+        /* the data: each group predicted from the entry's last three frames (zeros before
+         * it has them), then the bytes that differ. Whole groups of 8 are written: the
+         * record's data area is padded to 8, and the padding's prediction is zero (every
+         * earlier frame's padding is), as the reader's layout check wants it. */
+        uint32_t pad = size - SF_REC_HDR - SF_CAN_BODY;
+        const uint8_t *pp = e->prev != NONE ? out + e->prev : zeros,
+                      *pq = e->prev2 != NONE ? out + e->prev2 : zeros,
+                      *pr = e->prev3 != NONE ? out + e->prev3 : zeros;
+        for (uint32_t g = 0; g < pad; g += 8) {
+            v8 pred = predict(pp + g, pq + g, pr + g);
+            memcpy(data + g, &pred, 8);
         }
         for (uint32_t g = 0; g < e->len; g += 8) {
             uint32_t cnt = e->len - g < 8 ? e->len - g : 8;
@@ -342,6 +360,8 @@ int sf_unpack(const uint8_t *in, uint32_t n, uint64_t first_ts, uint8_t *out, ui
                 data[g + (uint32_t)__builtin_ctz(mask)] = in[p++];
             }
         }
+        e->prev3 = e->prev2;
+        e->prev2 = e->prev;
         e->prev = o + SF_REC_HDR + SF_CAN_BODY;
         o += size;
     }

@@ -172,7 +172,7 @@ def unpack(stored, first_ts, b):
         pos = 8
         out = bytearray()
         prev_ts = first_ts
-        entries = []         # [channel, flags, id, len, previous data]
+        entries = []         # [channel, flags, id, len, [last, second, third last data]]
         while len(out) < raw_len:
             tag = varint(1 << 64)
             if tag == 0:
@@ -195,7 +195,7 @@ def unpack(stored, first_ts, b):
                 dlen = byte()
                 if dlen > 64:
                     raise NoUnpack
-                entries.append([chan, flags, can_id, dlen, bytes(dlen)])
+                entries.append([chan, flags, can_id, dlen, [bytes(dlen)] * 3])
                 e = entries[-1]
             else:
                 if tag - 2 >= len(entries):
@@ -211,7 +211,10 @@ def unpack(stored, first_ts, b):
             if t & 1:
                 d *= 1000
             ts = (prev_ts + d) % (1 << 64)
-            data = bytearray(prev)
+            p, q, r = prev
+            data = bytearray(
+                (p[i] + (p[i] - q[i])) % 256 if (p[i] - q[i]) % 256 == (q[i] - r[i]) % 256
+                else p[i] for i in range(dlen))
             for g in range(0, dlen, 8):
                 cnt = min(8, dlen - g)
                 mask = byte()
@@ -222,7 +225,7 @@ def unpack(stored, first_ts, b):
                         data[g + i] = byte()
             rec = struct.pack("<BBHIQIB3x", 1, chan, 8 + dlen, flags, ts, can_id, dlen) + data
             out += rec + bytes(size - len(rec))
-            e[4] = bytes(data)
+            e[4] = [bytes(data), p, q]
             prev_ts = ts
         if len(out) != raw_len or pos != n:
             raise NoUnpack

@@ -5,7 +5,8 @@
 # the host; a failure here is an endianness bug (or a test that writes host-order bytes).
 #
 # The tests chosen are those of core code only (codec, stream, FAT, names, UTF-16, up-case,
-# time, partitions, RAM and fault devices, the logger, the tiny logger); the Linux I/O devices (bdev_file,
+# time, partitions, RAM and fault devices, the logger, the tiny logger, the pack stage: its
+# byte-vector prediction has a byte-order path); the Linux I/O devices (bdev_file,
 # aiobd) and the CLI's units are left to the host.
 #
 # Then the bytes themselves, across byte orders (a test that only reads back what the same
@@ -19,7 +20,7 @@
 set -euo pipefail
 . "$SF_SRC/tests/scripts/lib.sh"
 
-tests=(rec stream fat_table fat_name utf upcase time part bdev_ram bdev_fault log tiny_log)
+tests=(rec stream fat_table fat_name utf upcase time part bdev_ram bdev_fault log tiny_log block_pack)
 
 for t in powerpc-linux-gnu-gcc qemu-ppc cmake; do
     if ! command -v "$t" >/dev/null 2>&1; then
