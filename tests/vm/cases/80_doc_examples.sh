@@ -17,9 +17,20 @@ while IFS= read -r cmd; do
     candump_bg ref.log can2
     wait_listeners can2 1
     before=$(awk '$1 == "can0" { n++ } END { print n + 0 }' /proc/net/can/rcvlist_all)
+    # an example that seals (--encrypt-to NAME.pub) follows `streamfat keygen NAME` in the
+    # docs: make the key pair as they do; its log is exported with NAME.key
+    key=""
+    pub=$(echo "$cmd" | sed -n 's/.*--encrypt-to \([^ ]*\)\.pub.*/\1/p')
+    if [ -n "$pub" ]; then
+        rm -f "$pub.pub" "$pub.key"
+        streamfat keygen "$pub" > keygen.out 2>&1 || { cat keygen.out; fail "[$n] keygen $pub failed"; }
+        key="--key $pub.key"
+    fi
     sh -c "exec $cmd" > ex.out 2> ex.err < /dev/null &
     EP=$!
-    wait_until 60 sh -c "[ \$(awk '\$1 == \"can0\" { n++ } END { print n + 0 }' /proc/net/can/rcvlist_all) -gt $before ]"
+    # listening on can0, or gone (an example that refuses to start fails below with its words)
+    wait_until 60 sh -c "! kill -0 $EP 2>/dev/null || [ \$(awk '\$1 == \"can0\" { n++ } END { print n + 0 }' /proc/net/can/rcvlist_all) -gt $before ]"
+    kill -0 "$EP" 2>/dev/null || { rc=0; wait "$EP" || rc=$?; cat ex.out ex.err; fail "[$n] exited $rc at its start: $cmd"; }
     cansend can2 7DF#01AA
     cansend can2 3A0#0400000000000000
     cangen can2 -n 100 -g 1 -p 10 -L 8
@@ -39,7 +50,7 @@ while IFS= read -r cmd; do
         fail "[$n] sanitizer report"
     fi
     [ "$rc" = 0 ] || { cat ex.out ex.err; fail "[$n] exited $rc: $cmd"; }
-    streamfat export d.img LOG00001.SFL > got.log 2> export.err ||
+    streamfat export $key d.img LOG00001.SFL > got.log 2> export.err ||
         { cat export.err; streamfat ls d.img; fail "[$n] its log does not export cleanly"; }
     frames=$(grep -c . got.log)
     [ "$frames" -ge 1 ] || fail "[$n] no frame logged"
